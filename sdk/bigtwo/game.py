@@ -1,0 +1,522 @@
+"""The game state machine: one match of one or more hands under a rule set.
+
+``Game`` is the referee's and the bots' single source of truth for whose turn it is, what
+is legal and what a finished hand scores.  It is pure: no I/O, no clock, no global random
+state (deals come from an explicit seed), so a match is fully determined by its rules, its
+seed and the moves applied, and can be replayed exactly.
+
+    g = Game(RuleSet.preset("hk"), seed=7)
+    while not g.hand_over:
+        g.apply(random.choice(g.legal_moves()))
+
+Every seat's combinations are generated once per deal and then narrowed as cards leave the
+hand, so ``legal_moves()`` when following is a binary search and a slice.
+"""
+
+from __future__ import annotations
+
+import random
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from .cards import CARDS, Card, CardParseError, cards_from_mask, format_cards, parse_cards
+from .combos import (
+    BOMBS,
+    FOUR_OF_A_KIND,
+    GROUP_OF_SIZE,
+    PASS,
+    Combination,
+    Move,
+    PassMove,
+    _key,
+    reversed_key,
+)
+from .rules import RuleSet
+from .scoring import hand_scores
+
+_TWO_RANK = 12
+_SIZE_NAMES = {1: "singles", 2: "pairs", 3: "triples", 5: "five-card hands"}
+
+
+class IllegalMoveError(ValueError):
+    """A move refused by the rules; ``reason`` says which rule (RULES.md §8)."""
+
+    def __init__(self, reason: str, seat: int | None = None, move: Any = None) -> None:
+        self.reason = reason
+        self.seat = seat
+        self.move = move
+        where = f"seat {seat}: " if seat is not None else ""
+        super().__init__(where + reason)
+
+
+class Action(NamedTuple):
+    """One public event of the history: ``seat`` made ``move`` in hand ``hand``.
+
+    ``lead`` is true when the move started a trick (a pass with ``lead`` true hands the
+    lead on, RULES.md §4.10)."""
+
+    hand: int
+    seat: int
+    move: Move
+    lead: bool
+
+
+@dataclass(frozen=True)
+class HandResult:
+    """The end of one hand: per seat, cards left, penalty, signed hand score and cumulative
+    score (higher is better under every scoring; see :mod:`bigtwo.scoring`)."""
+
+    hand: int
+    winner: int
+    cards_left: tuple[int, ...]
+    remaining: tuple[tuple[Card, ...], ...]
+    penalties: tuple[int, ...]
+    scores: tuple[int, ...]
+    cumulative: tuple[int, ...]
+    winning_team: tuple[int, ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "hand": self.hand,
+            "winner": self.winner,
+            "winning_team": list(self.winning_team) if self.winning_team else None,
+            "cards_left": list(self.cards_left),
+            "remaining": [[str(c) for c in cs] for cs in self.remaining],
+            "penalties": list(self.penalties),
+            "scores": list(self.scores),
+            "cumulative": list(self.cumulative),
+        }
+
+
+def deal(rules: RuleSet, seed: int | str, hand: int = 0) -> list[list[Card]]:
+    """The cards of each seat for hand number ``hand`` of the match with ``seed``.
+
+    Reproducible across runs and machines (``random.Random`` seeded with a string is
+    stable).  Undealt cards (2 or 3 players) are simply the ones in no list."""
+    rng = random.Random(f"bigtwo-deal/{seed}/{hand}")
+    deck = list(CARDS)
+    rng.shuffle(deck)
+    k = rules.hand_size
+    return [deck[i * k : (i + 1) * k] for i in range(rules.players)]
+
+
+class Game:
+    """One match.  ``Game(rules, seed=7)`` deals the first hand from the seed;
+    ``Game.from_hands(rules, hands)`` starts from explicit hands (tests, duplicate deals).
+    """
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        seed: int | str = 0,
+        *,
+        hands: Sequence[Iterable[Any]] | None = None,
+        leader: int | None = None,
+    ) -> None:
+        if not isinstance(rules, RuleSet):
+            raise TypeError(f"rules must be a RuleSet, got {type(rules).__name__}")
+        self.rules = rules
+        self._t = rules._tables
+        self.players = rules.players
+        self.seed = seed
+        self.hand_no = 0
+        self.scores = [0] * self.players
+        self.penalty_totals = [0] * self.players
+        self.results: list[HandResult] = []
+        self.history: list[Action] = []
+        self.match_over = False
+        self._start_hand(hands, leader)
+
+    @classmethod
+    def from_hands(
+        cls,
+        rules: RuleSet,
+        hands: Sequence[Iterable[Any]],
+        leader: int | None = None,
+        seed: int | str = 0,
+    ) -> Game:
+        """A match whose first hand has these cards.  With ``leader`` None the opening rule
+        picks the leader (holder of the lowest card dealt, who must lead it); with a
+        ``leader`` that seat leads anything.  Later hands are dealt from ``seed``."""
+        return cls(rules, seed, hands=hands, leader=leader)
+
+    # ----- hand set-up ------------------------------------------------------------------
+    def _start_hand(self, hands: Sequence[Iterable[Any]] | None, leader: int | None) -> None:
+        n = self.players
+        if hands is None:
+            dealt = deal(self.rules, self.seed, self.hand_no)
+        else:
+            dealt = self._check_hands(hands)
+        self._masks = [0] * n
+        for s, cards in enumerate(dealt):
+            for c in cards:
+                self._masks[s] |= 1 << c
+        self.counts = [len(cards) for cards in dealt]
+        self._groups: list[list[list[Combination]] | None] = [None] * n
+        self._sorted: list[tuple[Card, ...] | None] = [None] * n
+        self.current: Combination | None = None
+        self.last_player: int | None = None
+        self._locked = 0
+        self.first_trick = True
+        self.reversed = False
+        self.hand_over = False
+        self.winner: int | None = None
+        self.must_include: Card | None = None
+        if leader is not None:
+            if not (isinstance(leader, int) and 0 <= leader < n):
+                raise ValueError(f"leader must be a seat 0..{n - 1}, got {leader!r}")
+            self.turn = leader
+        elif self.hand_no == 0 or self.rules.opening == "card-holder-every-hand":
+            strength = self._t.strength
+            lowest = min((c for cards in dealt for c in cards), key=strength.__getitem__)
+            self.must_include = CARDS[lowest]
+            self.turn = next(s for s in range(n) if self._masks[s] >> lowest & 1)
+        else:
+            self.turn = self.results[-1].winner
+
+    def _check_hands(self, hands: Sequence[Iterable[Any]]) -> list[list[Card]]:
+        n = self.players
+        if len(hands) != n:
+            raise ValueError(f"{len(hands)} hands given for {n} players")
+        seen: set[int] = set()
+        out = []
+        for s, cards in enumerate(hands):
+            parsed = parse_cards(cards)
+            if not parsed:
+                raise ValueError(f"seat {s} is dealt no cards")
+            for c in parsed:
+                if c in seen:
+                    raise ValueError(f"card {c} is dealt twice")
+                seen.add(c)
+            out.append(parsed)
+        return out
+
+    def next_hand(self, hands: Sequence[Iterable[Any]] | None = None) -> None:
+        """Deal the next hand of the match (from the seed, or the given hands)."""
+        if not self.hand_over:
+            raise IllegalMoveError("the hand is still being played")
+        if self.match_over:
+            raise IllegalMoveError("the match is over")
+        self.hand_no += 1
+        self._start_hand(hands, None)
+
+    # ----- what a seat may see ----------------------------------------------------------
+    def hand(self, seat: int) -> tuple[Card, ...]:
+        """Seat's cards, weakest first."""
+        cached = self._sorted[seat]
+        if cached is None:
+            cached = tuple(
+                sorted(cards_from_mask(self._masks[seat]), key=self._t.strength.__getitem__)
+            )
+            self._sorted[seat] = cached
+        return cached
+
+    @property
+    def hands(self) -> list[tuple[Card, ...]]:
+        return [self.hand(s) for s in range(self.players)]
+
+    @property
+    def cards_left(self) -> tuple[int, ...]:
+        return tuple(self.counts)
+
+    @property
+    def trick(self) -> Combination | None:
+        """The play to beat, or ``None`` when the seat to move leads."""
+        return self.current
+
+    @property
+    def locked_out(self) -> frozenset[int]:
+        """Seats that passed and may not play again in this trick (``pass_locks_out``)."""
+        return frozenset(s for s in range(self.players) if self._locked >> s & 1)
+
+    def observation(self, seat: int) -> Observation:
+        """What ``seat`` may know, and nothing else (see :class:`Observation`)."""
+        from .observation import Observation
+
+        return Observation.of(self, seat)
+
+    # ----- legality ---------------------------------------------------------------------
+    def _seat_groups(self, seat: int) -> list[list[Combination]]:
+        g = self._groups[seat]
+        if g is None:
+            g = self._t.groups(cards_from_mask(self._masks[seat]))
+            self._groups[seat] = g
+        return g
+
+    def _alert(self, seat: int) -> bool:
+        """Alert rule in force for ``seat``: the next seat in turn holds one card."""
+        return self.rules.alert_rule and self.counts[(seat + 1) % self.players] == 1
+
+    def _strongest(self, seat: int) -> Combination:
+        singles = self._seat_groups(seat)[0]
+        if self.reversed:
+            return max(singles, key=reversed_key)
+        return singles[-1]
+
+    def _lone_two_blocked(self, seat: int) -> bool:
+        """``no_lone_two_finish``: ``seat`` leads holding only a 2 — unless every seat does,
+        where the rule would stop the hand for ever, so it is lifted."""
+        if not self.rules.no_lone_two_finish or self.counts[seat] != 1:
+            return False
+        if not self._is_lone_two(seat):
+            return False
+        return not all(self.counts[s] == 1 and self._is_lone_two(s) for s in range(self.players))
+
+    def _is_lone_two(self, seat: int) -> bool:
+        m = self._masks[seat]
+        return self.counts[seat] == 1 and (m.bit_length() - 1) >> 2 == _TWO_RANK
+
+    def _beats(self, combo: Combination, cur: Combination) -> bool:
+        if len(combo.cards) != len(cur.cards):
+            return self._t.bombs_anywhere and combo.category in BOMBS and len(cur.cards) < 5
+        if self.reversed:
+            return reversed_key(combo) > reversed_key(cur)
+        return combo.key > cur.key
+
+    def legal_moves(self) -> list[Move]:
+        """Every move the seat to play may make; :data:`PASS` is in the list when legal.
+        Empty once the hand is over."""
+        if self.hand_over:
+            return []
+        s = self.turn
+        groups = self._seat_groups(s)
+        cur = self.current
+        alert = self.rules.alert_rule and self.counts[(s + 1) % self.players] == 1
+        if cur is None:
+            if self.rules.no_lone_two_finish and self._lone_two_blocked(s):
+                return [PASS]
+            singles, pairs, triples, fives = groups
+            if alert:
+                singles = [self._strongest(s)]
+            moves = singles + pairs + triples + fives
+            if self.must_include is not None:
+                bit = 1 << self.must_include
+                moves = [c for c in moves if c.mask & bit]
+            return moves
+        size = len(cur.cards)
+        grp = groups[GROUP_OF_SIZE[size]]
+        if self.reversed:
+            ck = reversed_key(cur)
+            moves = [c for c in grp if reversed_key(c) > ck]
+        else:
+            moves = grp[bisect_right(grp, cur.key, key=_key) :]
+        may_pass = True
+        if alert and size == 1:
+            top = self._strongest(s)
+            top_beats = self._beats(top, cur)
+            moves = [top] if top_beats else []
+            may_pass = not top_beats
+        if size < 5 and self._t.bombs_anywhere:
+            moves += [c for c in groups[3] if c.category in BOMBS]
+        if may_pass and self.rules.no_pass_first_trick and self.first_trick and moves:
+            may_pass = False
+        if may_pass:
+            moves.append(PASS)
+        return moves
+
+    def refusal(self, move: Any) -> str | None:
+        """Why ``move`` would be refused now, or ``None`` when it is legal."""
+        try:
+            self._check(move)
+        except IllegalMoveError as exc:
+            return exc.reason
+        return None
+
+    def _check(self, move: Any) -> Combination | PassMove:
+        """The move as the engine sees it, or IllegalMoveError saying why not."""
+        s = self.turn
+        if self.hand_over:
+            raise IllegalMoveError(
+                "the match is over" if self.match_over else "the hand is over", s, move
+            )
+        if isinstance(move, PassMove) or (isinstance(move, str) and move.strip().lower() == "pass"):
+            why = self._pass_refusal(s)
+            if why:
+                raise IllegalMoveError(why, s, move)
+            return PASS
+        combo = self._as_combination(s, move)
+        why = self._play_refusal(s, combo)
+        if why:
+            raise IllegalMoveError(why, s, move)
+        return combo
+
+    def _as_combination(self, s: int, move: Any) -> Combination:
+        if isinstance(move, Combination):
+            if move.rules is self.rules:
+                return move
+            ids = tuple(int(c) for c in move.cards)
+        else:
+            try:
+                ids = tuple(int(c) for c in parse_cards(move))
+            except CardParseError as exc:
+                raise IllegalMoveError(str(exc), s, move) from None
+            except TypeError:
+                raise IllegalMoveError(
+                    f"not a move: {move!r} (give cards, a combination or PASS)", s, move
+                ) from None
+        if not ids:
+            raise IllegalMoveError("a play of no cards (to pass, play PASS)", s, move)
+        if len(set(ids)) != len(ids):
+            twice = next(c for c in ids if ids.count(c) > 1)
+            raise IllegalMoveError(f"the play holds {CARDS[twice]} twice", s, move)
+        cat = self._t.category_of(ids)
+        if cat is None:
+            raise IllegalMoveError(
+                f"{format_cards(ids)} is not a valid combination under these rules", s, move
+            )
+        return self._t.make(ids, cat)
+
+    def _play_refusal(self, s: int, combo: Combination) -> str | None:
+        missing = combo.mask & ~self._masks[s]
+        if missing:
+            return f"you do not hold {format_cards(cards_from_mask(missing))}"
+        cur = self.current
+        if cur is None:
+            if self.must_include is not None and not combo.mask >> self.must_include & 1:
+                return f"the opening lead must include {self.must_include}"
+            if self._lone_two_blocked(s):
+                return (
+                    "no_lone_two_finish: you may not win by leading a single 2 as your last "
+                    "card; pass the lead"
+                )
+        elif not self._beats(combo, cur):
+            if len(combo.cards) != len(cur.cards):
+                return f"the trick is {_SIZE_NAMES[len(cur.cards)]}: play {len(cur.cards)} cards"
+            return f"{combo} does not beat {cur}"
+        if self._alert(s) and len(combo.cards) == 1:
+            top = self._strongest(s)
+            if combo.mask != top.mask:
+                return (
+                    f"alert rule: seat {(s + 1) % self.players} has one card left, so a single "
+                    f"must be your strongest card ({top})"
+                )
+        return None
+
+    def _pass_refusal(self, s: int) -> str | None:
+        cur = self.current
+        if cur is None:
+            if self._lone_two_blocked(s):
+                return None
+            return "you lead this trick: passing is not allowed"
+        if self._alert(s) and len(cur.cards) == 1 and self._beats(self._strongest(s), cur):
+            return (
+                f"alert rule: seat {(s + 1) % self.players} has one card left and your "
+                f"strongest card beats {cur}: you must play it"
+            )
+        if (
+            self.rules.no_pass_first_trick
+            and self.first_trick
+            and any(m is not PASS for m in self.legal_moves())
+        ):
+            return "no_pass_first_trick: you hold a play that beats the trick"
+        return None
+
+    # ----- applying moves ---------------------------------------------------------------
+    def apply(self, move: Any) -> None:
+        """Play ``move`` for the seat whose turn it is: :data:`PASS`, a combination, or
+        cards (``"3D 3C"``, a list of cards).  An illegal move raises
+        :class:`IllegalMoveError` and leaves the state untouched."""
+        checked = self._check(move)
+        s = self.turn
+        if checked is PASS:
+            self._do_pass(s)
+        else:
+            self._do_play(s, checked)  # type: ignore[arg-type]
+
+    def _do_pass(self, s: int) -> None:
+        if self.current is None:  # handing the lead on (no_lone_two_finish)
+            self.history.append(Action(self.hand_no, s, PASS, True))
+            self.turn = (s + 1) % self.players
+            return
+        self.history.append(Action(self.hand_no, s, PASS, False))
+        if self.rules.pass_locks_out:
+            self._locked |= 1 << s
+        self._advance(s)
+
+    def _do_play(self, s: int, combo: Combination) -> None:
+        m = combo.mask
+        self._masks[s] ^= m
+        self.counts[s] -= len(combo.cards)
+        self._sorted[s] = None
+        g = self._groups[s]
+        if g is not None:
+            self._groups[s] = [
+                [c for c in g[0] if not c.mask & m],
+                [c for c in g[1] if not c.mask & m],
+                [c for c in g[2] if not c.mask & m],
+                [c for c in g[3] if not c.mask & m],
+            ]
+        self.history.append(Action(self.hand_no, s, combo, self.current is None))
+        self.must_include = None
+        if self.rules.revolution and combo.category is FOUR_OF_A_KIND:
+            self.reversed = not self.reversed
+        self.current = combo
+        self.last_player = s
+        if self.counts[s] == 0:
+            self._end_hand(s)
+        else:
+            self._advance(s)
+
+    def _advance(self, s: int) -> None:
+        n = self.players
+        last = self.last_player
+        nxt = (s + 1) % n
+        locked = self._locked
+        while nxt != last and locked >> nxt & 1:
+            nxt = (nxt + 1) % n
+        if nxt == last:  # everyone still able to respond has passed: trick won
+            self.current = None
+            self._locked = 0
+            self.first_trick = False
+        self.turn = nxt
+
+    def _end_hand(self, winner: int) -> None:
+        n = self.players
+        remaining = tuple(self.hand(s) for s in range(n))
+        penalties, scores = hand_scores(self.rules, winner, remaining)
+        for s in range(n):
+            self.scores[s] += scores[s]
+            self.penalty_totals[s] += penalties[s]
+        team = tuple(s for s in range(n) if s % 2 == winner % 2) if self.rules.teams else None
+        self.results.append(
+            HandResult(
+                hand=self.hand_no,
+                winner=winner,
+                cards_left=tuple(self.counts),
+                remaining=remaining,
+                penalties=tuple(penalties),
+                scores=tuple(scores),
+                cumulative=tuple(self.scores),
+                winning_team=team,
+            )
+        )
+        self.hand_over = True
+        self.winner = winner
+        self.current = None
+        self._locked = 0
+        end, value = self.rules.match_end, self.rules.match_end_value
+        if end == "hands":
+            self.match_over = len(self.results) >= value
+        elif end == "target":
+            self.match_over = max(self.scores) >= value
+        else:
+            self.match_over = max(self.penalty_totals) > value
+
+    # ----- match results ----------------------------------------------------------------
+    def places(self) -> list[int]:
+        """Each seat's place by cumulative score (1 = best); ties share the place."""
+        return [1 + sum(1 for o in self.scores if o > sc) for sc in self.scores]
+
+    def play_out(self, choose: Any) -> None:
+        """Play the rest of the match, asking ``choose(game)`` for every move."""
+        while True:
+            while not self.hand_over:
+                self.apply(choose(self))
+            if self.match_over:
+                return
+            self.next_hand()
+
+
+from .observation import Observation  # noqa: E402  (type used in annotations above)
