@@ -186,7 +186,7 @@ class Tables:
         self.lowest_tops = rules.lowest_straight_tops
         self.bombs_anywhere = rules.bombs == "anywhere"
         # sequences: (ranks ascending, rank mask, sequence index, deciding rank)
-        seqs = [(tuple(range(lo, lo + 5)), lo) for lo in range(8)]
+        seqs = [(tuple(range(lo, lo + 5)), lo + 4) for lo in range(8)]
         if rules.straights == "no-two+circular":
             seqs.append(((12, 0, 1, 2, 3), 12))
         elif rules.straights == "family":

@@ -33,6 +33,7 @@ from .combos import (
     _key,
     reversed_key,
 )
+from .observation import Observation
 from .rules import RuleSet
 from .scoring import hand_scores
 
@@ -233,8 +234,6 @@ class Game:
 
     def observation(self, seat: int) -> Observation:
         """What ``seat`` may know, and nothing else (see :class:`Observation`)."""
-        from .observation import Observation
-
         return Observation.of(self, seat)
 
     # ----- legality ---------------------------------------------------------------------
@@ -518,5 +517,3 @@ class Game:
                 return
             self.next_hand()
 
-
-from .observation import Observation  # noqa: E402  (type used in annotations above)
