@@ -7,8 +7,9 @@ import sys
 from typing import Annotated
 
 import typer
-from bigtwo import OPTION_NAMES, PRESETS, RulesError, RuleSet
 from rich.console import Console
+
+from bigtwo import OPTION_NAMES, PRESETS, RulesError, RuleSet
 
 from .demo import DemoPrinter, match_summary, play_match, standings_table
 from .rules_options import load_rules

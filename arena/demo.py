@@ -8,10 +8,11 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from bigtwo import PASS, Card, Game, RuleSet
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from bigtwo import PASS, Card, Game, RuleSet
 
 _SUIT_STYLE = {0: "red", 1: "bright_white", 2: "red", 3: "bright_white"}
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 from itertools import combinations, product
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from .cards import CARDS, RANKS, format_cards
@@ -421,8 +422,7 @@ class Tables:
         return out
 
 
-def _key(c: Combination) -> int:
-    return c.key
+_key = attrgetter("key")
 
 
 def reversed_key(combo: Combination) -> int:

@@ -155,7 +155,11 @@ class Game:
             for c in cards:
                 self._masks[s] |= 1 << c
         self.counts = [len(cards) for cards in dealt]
+        # each seat's combinations, generated on first need; group i was last narrowed to
+        # the hand mask _narrowed[seat][i] (narrowing is lazy: a group is only filtered when
+        # it is next read, so a seat's five-card list is not touched while tricks are pairs)
         self._groups: list[list[list[Combination]] | None] = [None] * n
+        self._narrowed: list[list[int]] = [[0] * 4 for _ in range(n)]
         self._sorted: list[tuple[Card, ...] | None] = [None] * n
         self.current: Combination | None = None
         self.last_player: int | None = None
@@ -237,19 +241,35 @@ class Game:
         return Observation.of(self, seat)
 
     # ----- legality ---------------------------------------------------------------------
+    def _group(self, seat: int, index: int) -> list[Combination]:
+        """Seat's combinations of one size (index as GROUP_OF_SIZE), weakest first."""
+        groups = self._groups[seat]
+        hand = self._masks[seat]
+        if groups is None:
+            groups = self._groups[seat] = self._t.groups(cards_from_mask(hand))
+            self._narrowed[seat] = [hand, hand, hand, hand]
+            return groups[index]
+        narrowed = self._narrowed[seat]
+        if narrowed[index] != hand:
+            gone = narrowed[index] & ~hand
+            groups[index] = [c for c in groups[index] if not c.mask & gone]
+            narrowed[index] = hand
+        return groups[index]
+
     def _seat_groups(self, seat: int) -> list[list[Combination]]:
-        g = self._groups[seat]
-        if g is None:
-            g = self._t.groups(cards_from_mask(self._masks[seat]))
-            self._groups[seat] = g
-        return g
+        return [
+            self._group(seat, 0),
+            self._group(seat, 1),
+            self._group(seat, 2),
+            self._group(seat, 3),
+        ]
 
     def _alert(self, seat: int) -> bool:
         """Alert rule in force for ``seat``: the next seat in turn holds one card."""
         return self.rules.alert_rule and self.counts[(seat + 1) % self.players] == 1
 
     def _strongest(self, seat: int) -> Combination:
-        singles = self._seat_groups(seat)[0]
+        singles = self._group(seat, 0)
         if self.reversed:
             return max(singles, key=reversed_key)
         return singles[-1]
@@ -280,13 +300,12 @@ class Game:
         if self.hand_over:
             return []
         s = self.turn
-        groups = self._seat_groups(s)
         cur = self.current
         alert = self.rules.alert_rule and self.counts[(s + 1) % self.players] == 1
         if cur is None:
             if self.rules.no_lone_two_finish and self._lone_two_blocked(s):
                 return [PASS]
-            singles, pairs, triples, fives = groups
+            singles, pairs, triples, fives = self._seat_groups(s)
             if alert:
                 singles = [self._strongest(s)]
             moves = singles + pairs + triples + fives
@@ -295,7 +314,7 @@ class Game:
                 moves = [c for c in moves if c.mask & bit]
             return moves
         size = len(cur.cards)
-        grp = groups[GROUP_OF_SIZE[size]]
+        grp = self._group(s, GROUP_OF_SIZE[size])
         if self.reversed:
             ck = reversed_key(cur)
             moves = [c for c in grp if reversed_key(c) > ck]
@@ -308,7 +327,7 @@ class Game:
             moves = [top] if top_beats else []
             may_pass = not top_beats
         if size < 5 and self._t.bombs_anywhere:
-            moves += [c for c in groups[3] if c.category in BOMBS]
+            moves += [c for c in self._group(s, 3) if c.category in BOMBS]
         if may_pass and self.rules.no_pass_first_trick and self.first_trick and moves:
             may_pass = False
         if may_pass:
@@ -330,7 +349,11 @@ class Game:
             raise IllegalMoveError(
                 "the match is over" if self.match_over else "the hand is over", s, move
             )
-        if isinstance(move, PassMove) or (isinstance(move, str) and move.strip().lower() == "pass"):
+        if (
+            move is PASS
+            or isinstance(move, PassMove)
+            or (isinstance(move, str) and move.strip().lower() == "pass")
+        ):
             why = self._pass_refusal(s)
             if why:
                 raise IllegalMoveError(why, s, move)
@@ -439,14 +462,6 @@ class Game:
         self._masks[s] ^= m
         self.counts[s] -= len(combo.cards)
         self._sorted[s] = None
-        g = self._groups[s]
-        if g is not None:
-            self._groups[s] = [
-                [c for c in g[0] if not c.mask & m],
-                [c for c in g[1] if not c.mask & m],
-                [c for c in g[2] if not c.mask & m],
-                [c for c in g[3] if not c.mask & m],
-            ]
         self.history.append(Action(self.hand_no, s, combo, self.current is None))
         self.must_include = None
         if self.rules.revolution and combo.category is FOUR_OF_A_KIND:
@@ -516,4 +531,3 @@ class Game:
             if self.match_over:
                 return
             self.next_hand()
-

@@ -1,8 +1,10 @@
 """Combinations and their order: RULES.md §2, §3 and every worked example of §10."""
 
+import itertools
+
 import pytest
 
-from bigtwo import Category, RuleSet, RulesError
+from bigtwo import Category, RulesError, RuleSet
 
 HK = RuleSet.preset("hk")
 FAMILY = RuleSet.preset("family")
@@ -44,7 +46,7 @@ def test_hk_example_flush_by_ranks():
 
 def test_family_example_special_straights():
     chain = ["JC QD KH AD 2S", "AD 2D 3C 4H 5S", "2H 3D 4C 5D 6S", "TS JS QH KH AS"]
-    for hi, lo in zip(chain, chain[1:], strict=False):
+    for hi, lo in itertools.pairwise(chain):
         assert beats(FAMILY, hi, lo) and not beats(FAMILY, lo, hi)
 
 
@@ -123,7 +125,13 @@ def test_triples_and_five_card_hands_can_be_switched_off():
 
 
 # ----- straights ------------------------------------------------------------------------------
-TWO_SEQS = ["2C 3D 4H 5S 6D", "AC 2D 3H 4S 5D", "JC QD KH AS 2D", "QC KD AH 2S 3D", "KC AD 2H 3S 4D"]
+TWO_SEQS = [
+    "2C 3D 4H 5S 6D",
+    "AC 2D 3H 4S 5D",
+    "JC QD KH AS 2D",
+    "QC KD AH 2S 3D",
+    "KC AD 2H 3S 4D",
+]
 
 
 def test_no_two_straights_never_hold_a_two():
@@ -209,7 +217,11 @@ def test_legal_plays_lead_follow_and_must_include():
     leads = HK.legal_plays(hand)
     kinds = {c.category for c in leads}
     assert kinds == {
-        Category.SINGLE, Category.PAIR, Category.TRIPLE, Category.STRAIGHT, Category.FULL_HOUSE,
+        Category.SINGLE,
+        Category.PAIR,
+        Category.TRIPLE,
+        Category.STRAIGHT,
+        Category.FULL_HOUSE,
     }
     singles = [c for c in leads if c.kind == "single"]
     assert len(singles) == 10

@@ -17,8 +17,17 @@ def strs(moves):
 
 def snapshot(g):
     return (
-        g.turn, g.current, g.last_player, tuple(g.counts), g.hands, len(g.history),
-        g.hand_over, g.first_trick, g.reversed, g.locked_out, tuple(g.scores),
+        g.turn,
+        g.current,
+        g.last_player,
+        tuple(g.counts),
+        g.hands,
+        len(g.history),
+        g.hand_over,
+        g.first_trick,
+        g.reversed,
+        g.locked_out,
+        tuple(g.scores),
     )
 
 
@@ -317,7 +326,14 @@ def test_hk_multiplier_boundaries():
     from bigtwo.scoring import base_penalty
 
     assert [base_penalty("hk", n) for n in (1, 7, 8, 9, 10, 12, 13, 17)] == [
-        1, 7, 16, 18, 30, 36, 52, 68,
+        1,
+        7,
+        16,
+        18,
+        30,
+        36,
+        52,
+        68,
     ]
     assert [base_penalty("family", n) for n in (1, 9, 10, 12, 13)] == [1, 9, 20, 24, 39]
 

@@ -10,15 +10,11 @@
 
 import random
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from bigtwo import CARDS, PASS, Game, IllegalMoveError, RuleSet
 from bigtwo.rules import _CHOICES, _FLAGS, PRESETS
-
-SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
 
 
 @st.composite
@@ -44,8 +40,18 @@ def rule_sets(draw):
 
 def state(g):
     return (
-        g.turn, g.current, g.last_player, tuple(g.counts), g.hands, len(g.history),
-        g.hand_over, g.first_trick, g.reversed, g.locked_out, tuple(g.scores), g.must_include,
+        g.turn,
+        g.current,
+        g.last_player,
+        tuple(g.counts),
+        g.hands,
+        len(g.history),
+        g.hand_over,
+        g.first_trick,
+        g.reversed,
+        g.locked_out,
+        tuple(g.scores),
+        g.must_include,
     )
 
 
@@ -95,7 +101,6 @@ def check_legality(g, rng):
             assert state(g) == before
 
 
-@SETTINGS
 @given(rules=rule_sets(), seed=st.integers(0, 10**9), move_seed=st.integers(0, 10**6))
 def test_random_play_keeps_every_invariant(rules, seed, move_seed):
     rng = random.Random(move_seed)
@@ -136,7 +141,6 @@ def same_size_triples(draw):
     return rules, [same[draw(st.integers(0, len(same) - 1))] for _ in range(3)]
 
 
-@SETTINGS
 @given(data=same_size_triples(), reversed=st.booleans())
 def test_beats_is_a_strict_order_within_a_size(data, reversed):
     rules, (a, b, c) = data
@@ -153,7 +157,6 @@ def test_beats_is_a_strict_order_within_a_size(data, reversed):
         assert rules.beats(c, a, reversed)
 
 
-@SETTINGS
 @given(rules=rule_sets(), seed=st.integers(0, 10**9))
 def test_classify_agrees_with_generation(rules, seed):
     rng = random.Random(seed)

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from bigtwo import OPTION_NAMES, PRESETS, RuleSet, RulesError
+from bigtwo import OPTION_NAMES, PRESETS, RulesError, RuleSet
 
 PRESET_TABLE = {
     # option: (hk, family, pusoy) — RULES.md §9, column by column

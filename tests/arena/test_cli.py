@@ -1,0 +1,101 @@
+"""The `arena` command as a user runs it: a real process, real output, real exit codes."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from bigtwo import RuleSet
+
+
+def arena(*args, check=False):
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_demo_plays_a_whole_match_and_shows_hands_plays_and_scores():
+    proc = arena("demo", "--seed", "3")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "Hand 1" in out and "leads and must play 3♦" in out
+    assert "passes" in out and "— out!" in out and "Final standings" in out
+    assert out.count("wins") >= 1
+
+
+@pytest.mark.parametrize("preset", ["hk", "family", "pusoy"])
+def test_demo_json_is_a_complete_consistent_result(preset):
+    proc = arena("demo", "--rules", preset, "--seed", "5", "--json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    rules = RuleSet.from_dict(result["rules"])
+    assert rules == RuleSet.preset(preset) and result["match_over"]
+    hands = result["hands"]
+    totals = [0] * 4
+    for h in hands:
+        assert h["cards_left"][h["winner"]] == 0
+        totals = [t + s for t, s in zip(totals, h["scores"], strict=True)]
+        assert totals == h["cumulative"]
+    assert [s["score"] for s in result["seats"]] == totals
+    if preset == "pusoy":
+        assert len(hands) == 10
+
+
+def test_demo_with_overrides_and_hand_limit():
+    proc = arena(
+        "demo", "-r", "pusoy", "-s", "players=3", "-s", "bombs=anywhere", "--hands", "2", "--json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["rules"]["players"] == 3 and result["rules"]["bombs"] == "anywhere"
+    assert len(result["hands"]) == 2 and len(result["seats"]) == 3
+
+
+def test_rules_file_round_trip(tmp_path):
+    proc = arena("rules", "--rules", "family", "--set", "revolution=on")
+    assert proc.returncode == 0, proc.stderr
+    path = tmp_path / "rules.json"
+    path.write_text(proc.stdout)
+    again = arena("demo", "--rules", str(path), "--hands", "1", "--json")
+    assert json.loads(again.stdout)["rules"]["revolution"] is True
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["demo", "--rules", "uno"], "--rules 'uno' is neither a preset"),
+        (["demo", "--set", "bombz=anywhere"], "unknown rule option 'bombz'"),
+        (["demo", "--set", "bombs"], "expected OPTION=VALUE"),
+        (["demo", "--set", "players=9"], "rule option 'players': 9"),
+        (["demo", "--hands", "0"], "--hands"),
+        (["demo", "--seed", "x"], "--seed"),
+    ],
+)
+def test_bad_input_is_a_one_line_error_and_nonzero_exit(args, message):
+    proc = arena(*args)
+    assert proc.returncode != 0
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bad_rules_files_name_the_file(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    proc = arena("demo", "--rules", str(bad))
+    assert proc.returncode == 2 and str(bad) in proc.stderr
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps({"preset": "hk", "flush_compare": "biggest"}))
+    proc = arena("demo", "--rules", str(wrong))
+    assert proc.returncode == 2 and "flush_compare" in proc.stderr and str(wrong) in proc.stderr
+    binary = tmp_path / "bin.json"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    proc = arena("demo", "--rules", str(binary))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_help_teaches():
+    proc = arena("--help")
+    assert proc.returncode == 0 and "demo" in proc.stdout and "rules" in proc.stdout
+    proc = arena("demo", "--help")
+    assert "Example: arena demo" in proc.stdout and "--set" in proc.stdout
