@@ -205,10 +205,10 @@ class Tables:
     # ----- keys -------------------------------------------------------------------------
     def straight_key(self, cat: Category, ids: tuple[int, ...], rmask: int, rev: bool) -> int:
         idx, decide = self.seqs[rmask]
-        if rev:
-            idx = self.max_seq - idx
         if cat is STRAIGHT and self.lowest_tops and rmask == _LOWEST_STRAIGHT_MASK:
-            idx = self.max_seq + 1
+            idx = self.max_seq + 1  # house rule: 3-4-5-6-7 tops the non-flush straights
+        if rev:  # a revolution negates the sequence order in force, house rule included
+            idx = self.max_seq + 1 - idx
         for c in ids:
             if c >> 2 == decide:
                 return cat << _CAT_SHIFT | idx << 2 | self.suit_pos[c & 3]
@@ -292,7 +292,7 @@ class Tables:
         return None if cat is None else self.make(ids, cat)
 
     # ----- generation -------------------------------------------------------------------
-    def groups(self, ids: list[int]) -> list[list[Combination]]:
+    def groups(self, ids: list[int], with_fives: bool = True) -> list[list[Combination]]:
         """Every combination the cards ``ids`` can make, as four lists (singles, pairs,
         triples, five-card hands), each sorted by key so that "what beats X" is a suffix.
 
@@ -328,11 +328,22 @@ class Tables:
                         )
                     )
         pairs.sort(key=_key)
-        fives = self._fives(ids, by_rank) if self.five and len(ids) >= 5 else []
-        return [singles, pairs, triples, fives]
+        if not with_fives:
+            return [singles, pairs, triples]
+        return [singles, pairs, triples, self._fives(ids, by_rank)]
+
+    def fives(self, ids: list[int]) -> list[Combination]:
+        """Every five-card hand the cards ``ids`` can make, sorted by key."""
+        ids = sorted(ids, key=self.strength.__getitem__)
+        by_rank: list[list[int]] = [[] for _ in range(13)]
+        for c in ids:
+            by_rank[c >> 2].append(c)
+        return self._fives(ids, by_rank)
 
     def _fives(self, ids: list[int], by_rank: list[list[int]]) -> list[Combination]:
         out: list[Combination] = []
+        if not self.five or len(ids) < 5:
+            return out
         add = out.append
         rules = self.rules
         cards = CARDS

@@ -242,17 +242,23 @@ class Game:
 
     # ----- legality ---------------------------------------------------------------------
     def _group(self, seat: int, index: int) -> list[Combination]:
-        """Seat's combinations of one size (index as GROUP_OF_SIZE), weakest first."""
+        """Seat's combinations of one size (index as GROUP_OF_SIZE), weakest first.
+
+        Singles, pairs and triples are made on first need; five-card hands (the costly
+        part) only when the seat first leads or meets a five-card trick, from the cards it
+        holds then."""
         groups = self._groups[seat]
         hand = self._masks[seat]
         if groups is None:
-            groups = self._groups[seat] = self._t.groups(cards_from_mask(hand))
-            self._narrowed[seat] = [hand, hand, hand, hand]
-            return groups[index]
+            groups = self._groups[seat] = [*self._t.groups(cards_from_mask(hand), False), []]
+            self._narrowed[seat] = [hand, hand, hand, -1]
         narrowed = self._narrowed[seat]
         if narrowed[index] != hand:
-            gone = narrowed[index] & ~hand
-            groups[index] = [c for c in groups[index] if not c.mask & gone]
+            if narrowed[index] == -1:
+                groups[3] = self._t.fives(cards_from_mask(hand))
+            else:
+                gone = narrowed[index] & ~hand
+                groups[index] = [c for c in groups[index] if not c.mask & gone]
             narrowed[index] = hand
         return groups[index]
 
@@ -306,7 +312,7 @@ class Game:
             if self.rules.no_lone_two_finish and self._lone_two_blocked(s):
                 return [PASS]
             singles, pairs, triples, fives = self._seat_groups(s)
-            if alert:
+            if alert and self.must_include is None:  # the opening lead is never restricted
                 singles = [self._strongest(s)]
             moves = singles + pairs + triples + fives
             if self.must_include is not None:
@@ -407,7 +413,11 @@ class Game:
             if len(combo.cards) != len(cur.cards):
                 return f"the trick is {_SIZE_NAMES[len(cur.cards)]}: play {len(cur.cards)} cards"
             return f"{combo} does not beat {cur}"
-        if self._alert(s) and len(combo.cards) == 1:
+        if (
+            self._alert(s)
+            and len(combo.cards) == 1
+            and (cur is not None or self.must_include is None)
+        ):
             top = self._strongest(s)
             if combo.mask != top.mask:
                 return (
