@@ -16,23 +16,19 @@ hand, so ``legal_moves()`` when following is a binary search and a slice.
 from __future__ import annotations
 
 import random
-from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .cards import CARDS, Card, CardParseError, cards_from_mask, format_cards, parse_cards
 from .combos import (
-    BOMBS,
     FOUR_OF_A_KIND,
-    GROUP_OF_SIZE,
     PASS,
     Combination,
     Move,
     PassMove,
-    _key,
-    reversed_key,
 )
+from .legality import SeatCombinations, beats_in_play, is_lone_two, select_moves
 from .observation import Observation
 from .rules import RuleSet
 from .scoring import hand_scores
@@ -155,11 +151,7 @@ class Game:
             for c in cards:
                 self._masks[s] |= 1 << c
         self.counts = [len(cards) for cards in dealt]
-        # each seat's combinations, generated on first need; group i was last narrowed to
-        # the hand mask _narrowed[seat][i] (narrowing is lazy: a group is only filtered when
-        # it is next read, so a seat's five-card list is not touched while tricks are pairs)
-        self._groups: list[list[list[Combination]] | None] = [None] * n
-        self._narrowed: list[list[int]] = [[0] * 4 for _ in range(n)]
+        self._combos = [SeatCombinations(self.rules) for _ in range(n)]
         self._sorted: list[tuple[Card, ...] | None] = [None] * n
         self.current: Combination | None = None
         self.last_player: int | None = None
@@ -241,64 +233,28 @@ class Game:
         return Observation.of(self, seat)
 
     # ----- legality ---------------------------------------------------------------------
-    def _group(self, seat: int, index: int) -> list[Combination]:
-        """Seat's combinations of one size (index as GROUP_OF_SIZE), weakest first.
-
-        Singles, pairs and triples are made on first need; five-card hands (the costly
-        part) only when the seat first leads or meets a five-card trick, from the cards it
-        holds then."""
-        groups = self._groups[seat]
-        hand = self._masks[seat]
-        if groups is None:
-            groups = self._groups[seat] = [*self._t.groups(cards_from_mask(hand), False), []]
-            self._narrowed[seat] = [hand, hand, hand, -1]
-        narrowed = self._narrowed[seat]
-        if narrowed[index] != hand:
-            if narrowed[index] == -1:
-                groups[3] = self._t.fives(cards_from_mask(hand))
-            else:
-                gone = narrowed[index] & ~hand
-                groups[index] = [c for c in groups[index] if not c.mask & gone]
-            narrowed[index] = hand
-        return groups[index]
-
-    def _seat_groups(self, seat: int) -> list[list[Combination]]:
-        return [
-            self._group(seat, 0),
-            self._group(seat, 1),
-            self._group(seat, 2),
-            self._group(seat, 3),
-        ]
-
     def _alert(self, seat: int) -> bool:
         """Alert rule in force for ``seat``: the next seat in turn holds one card."""
         return self.rules.alert_rule and self.counts[(seat + 1) % self.players] == 1
 
     def _strongest(self, seat: int) -> Combination:
-        singles = self._group(seat, 0)
-        if self.reversed:
-            return max(singles, key=reversed_key)
-        return singles[-1]
+        return self._combos[seat].strongest(self._masks[seat], self.reversed)
+
+    def _lone_two_lifted(self) -> bool:
+        """Every seat holds a lone 2: ``no_lone_two_finish`` would stop the hand for ever,
+        so it is lifted."""
+        return all(is_lone_two(m) for m in self._masks)
 
     def _lone_two_blocked(self, seat: int) -> bool:
-        """``no_lone_two_finish``: ``seat`` leads holding only a 2 — unless every seat does,
-        where the rule would stop the hand for ever, so it is lifted."""
-        if not self.rules.no_lone_two_finish or self.counts[seat] != 1:
-            return False
-        if not self._is_lone_two(seat):
-            return False
-        return not all(self.counts[s] == 1 and self._is_lone_two(s) for s in range(self.players))
-
-    def _is_lone_two(self, seat: int) -> bool:
-        m = self._masks[seat]
-        return self.counts[seat] == 1 and (m.bit_length() - 1) >> 2 == _TWO_RANK
+        """``no_lone_two_finish``: ``seat`` leads holding only a 2 (and the rule holds)."""
+        return (
+            self.rules.no_lone_two_finish
+            and is_lone_two(self._masks[seat])
+            and not self._lone_two_lifted()
+        )
 
     def _beats(self, combo: Combination, cur: Combination) -> bool:
-        if len(combo.cards) != len(cur.cards):
-            return self._t.bombs_anywhere and combo.category in BOMBS and len(cur.cards) < 5
-        if self.reversed:
-            return reversed_key(combo) > reversed_key(cur)
-        return combo.key > cur.key
+        return beats_in_play(self.rules, combo, cur, self.reversed)
 
     def legal_moves(self) -> list[Move]:
         """Every move the seat to play may make; :data:`PASS` is in the list when legal.
@@ -306,39 +262,22 @@ class Game:
         if self.hand_over:
             return []
         s = self.turn
-        cur = self.current
-        alert = self.rules.alert_rule and self.counts[(s + 1) % self.players] == 1
-        if cur is None:
-            if self.rules.no_lone_two_finish and self._lone_two_blocked(s):
-                return [PASS]
-            singles, pairs, triples, fives = self._seat_groups(s)
-            if alert and self.must_include is None:  # the opening lead is never restricted
-                singles = [self._strongest(s)]
-            moves = singles + pairs + triples + fives
-            if self.must_include is not None:
-                bit = 1 << self.must_include
-                moves = [c for c in moves if c.mask & bit]
-            return moves
-        size = len(cur.cards)
-        grp = self._group(s, GROUP_OF_SIZE[size])
-        if self.reversed:
-            ck = reversed_key(cur)
-            moves = [c for c in grp if reversed_key(c) > ck]
-        else:
-            moves = grp[bisect_right(grp, cur.key, key=_key) :]
-        may_pass = True
-        if alert and size == 1:
-            top = self._strongest(s)
-            top_beats = self._beats(top, cur)
-            moves = [top] if top_beats else []
-            may_pass = not top_beats
-        if size < 5 and self._t.bombs_anywhere:
-            moves += [c for c in self._group(s, 3) if c.category in BOMBS]
-        if may_pass and self.rules.no_pass_first_trick and self.first_trick and moves:
-            may_pass = False
-        if may_pass:
-            moves.append(PASS)
-        return moves
+        return select_moves(
+            self.rules,
+            self._combos[s],
+            self._masks[s],
+            self.current,
+            self.must_include,
+            self.counts[(s + 1) % self.players] == 1,
+            self.reversed,
+            self.first_trick,
+            self.rules.no_lone_two_finish and self._lone_two_lifted(),
+        )
+
+    @property
+    def lone_two_lifted(self) -> bool:
+        """Public flag for the referee's turn requests (see ``no_lone_two_finish``)."""
+        return self.rules.no_lone_two_finish and self._lone_two_lifted()
 
     def refusal(self, move: Any) -> str | None:
         """Why ``move`` would be refused now, or ``None`` when it is legal."""
