@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -98,6 +99,177 @@ def show_rules(
     except RulesError as exc:
         raise _fail(str(exc)) from None
     sys.stdout.write(json.dumps(ruleset.to_dict(), indent=2) + "\n")
+
+
+SANDBOXES = ("process", "inproc")
+
+
+@app.command()
+def match(
+    bots: Annotated[
+        list[str],
+        typer.Argument(
+            help="One BOT per seat: a sample bot (random, greedy, heuristic), a folder with "
+            "bot.py, or path/to/file.py[:Class].",
+            show_default=False,
+        ),
+    ],
+    rules: RulesOpt = "hk",
+    set_: SetOpt = None,
+    hands: Annotated[
+        int | None,
+        typer.Option(min=1, help="Play exactly this many hands (overrides the match end)."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the deals.")] = 1,
+    sandbox: Annotated[
+        str, typer.Option(help="Where bots run: process (own OS process) or inproc (trusted).")
+    ] = "process",
+    move_ms: Annotated[int, typer.Option(min=1, help="Time allowed per move.")] = 1000,
+    bank_ms: Annotated[int, typer.Option(min=0, help="Time bank per seat per match.")] = 10_000,
+    startup_ms: Annotated[
+        int, typer.Option(min=1, help="Time from launch to a bot's Hello.")
+    ] = 15_000,
+    max_strikes: Annotated[int, typer.Option(min=1, help="Faults before a seat forfeits.")] = 3,
+    record: Annotated[
+        Path | None, typer.Option(help="Write the match record (JSON Lines) to this file.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON only.")] = False,
+) -> None:
+    """Referee a match between bots, each in its own sandbox, over gRPC.
+
+    Example: arena match --rules hk --hands 8 --seed 1 random greedy heuristic my_bot.py
+    """
+    import asyncio
+
+    from .bots import BotSpecError, resolve
+    from .match import run_match
+    from .referee.session import TimeControl
+
+    try:
+        ruleset = load_rules(rules, set_ or ())
+        if hands is not None:
+            ruleset = ruleset.replace(match_end="hands", match_end_value=hands)
+    except RulesError as exc:
+        raise _fail(str(exc)) from None
+    if sandbox not in SANDBOXES:
+        raise _fail(f"--sandbox {sandbox!r}: choose one of {', '.join(SANDBOXES)}")
+    if len(bots) != ruleset.players:
+        raise _fail(f"{len(bots)} bots given for a {ruleset.players}-player game")
+    try:
+        specs = [resolve(b) for b in bots]
+    except BotSpecError as exc:
+        raise _fail(str(exc)) from None
+    if record is not None and (record.is_dir() or not record.parent.is_dir()):
+        raise _fail(f"--record {record}: not a writable file path")
+    tc = TimeControl(
+        move_ms=move_ms, bank_ms=bank_ms, startup_ms=startup_ms, max_strikes=max_strikes
+    )
+    console = Console(quiet=as_json, highlight=False)
+    printer = _HandPrinter(console, [s.name for s in specs])
+    try:
+        summary = asyncio.run(
+            run_match(specs, ruleset, seed, tc, sandbox, record, on_hand_end=printer)
+        )
+    except KeyboardInterrupt:
+        raise _fail(
+            "interrupted; bots stopped" + (f", partial record in {record}" if record else ""), 130
+        ) from None
+    if as_json:
+        sys.stdout.write(json.dumps(summary) + "\n")
+    else:
+        _print_standings(console, summary)
+    failed = [
+        s
+        for s in summary["seats"]
+        if any(f["kind"] in ("crash", "disconnect") and f["turn"] is None for f in s["faults"])
+    ]
+    if failed:
+        for s in failed:
+            f = s["faults"][0]
+            Console(stderr=True, soft_wrap=True).print(
+                f"[red]error:[/red] bot {s['bot']!r} (seat {s['seat']}) failed to start: "
+                f"{f['detail']}",
+                highlight=False,
+            )
+        raise typer.Exit(3)
+
+
+class _HandPrinter:
+    """The live per-hand table of `arena match`."""
+
+    def __init__(self, console: Console, names: list[str]) -> None:
+        self.console = console
+        self.names = names
+        self.header_done = False
+
+    def __call__(self, session, result) -> None:  # type: ignore[no-untyped-def]
+        if not self.header_done:
+            self.console.print(
+                "hand  winner        " + "".join(f"{n[:12]:>14}" for n in self.names)
+            )
+            self.header_done = True
+        cells = "".join(
+            f"{c:>+9d} ({s:>+3d})" for c, s in zip(result.cumulative, result.scores, strict=True)
+        )
+        self.console.print(f"{result.hand + 1:>4}  seat {result.winner:<8}{cells}")
+
+
+def _print_standings(console: Console, summary: dict) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"Match {summary['match_id']} — final standings")
+    for col in ("place", "seat", "bot", "score", "forfeit", "faults"):
+        table.add_column(col, justify="right" if col in ("place", "seat", "score") else "left")
+    for s in sorted(summary["seats"], key=lambda s: (s["place"], s["seat"])):
+        faults = ", ".join(f"{f['kind']}" for f in s["faults"][:5])
+        if len(s["faults"]) > 5:
+            faults += f" (+{len(s['faults']) - 5})"
+        table.add_row(
+            str(s["place"]),
+            str(s["seat"]),
+            s["bot"],
+            f"{s['score']:+d}",
+            "yes" if s["forfeit"] else "",
+            faults,
+        )
+    console.print(table)
+
+
+@app.command()
+def replay(
+    record_file: Annotated[Path, typer.Argument(help="A match record (JSON Lines).")],
+    step: Annotated[bool, typer.Option(help="Wait for Enter after every move.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only check; no moves.")] = False,
+) -> None:
+    """Replay a recorded match move by move and check it again with the rules engine.
+
+    Exit code 0 when every deal, move and score agrees with the engine, 1 when not.
+    """
+    from .record import RecordError
+    from .record import replay as replay_record
+
+    console = Console(highlight=False)
+
+    def show(game, ev) -> None:  # type: ignore[no-untyped-def]
+        if quiet:
+            return
+        note = "  (referee)" if ev.get("by_referee") else ""
+        console.print(
+            f"hand {ev['hand'] + 1} turn {ev['turn']:>4}  seat {ev['seat']}: {ev['move']}{note}"
+        )
+        if step:
+            input()
+
+    try:
+        rep = replay_record(record_file, show)
+    except RecordError as exc:
+        raise _fail(str(exc), 1) from None
+    state = "complete" if rep.complete else "INCOMPLETE (the match did not finish)"
+    console.print(
+        f"{record_file}: {rep.turns} moves in {len(rep.game.results)} hands, "
+        f"{len(rep.faults)} faults, all legal; record {state}; "
+        f"scores {list(rep.game.scores)}"
+    )
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ the same code::
         g.apply(random.choice(g.legal_moves()))
 """
 
+from .bot import Bot
 from .cards import CARDS, RANKS, SUITS, Card, CardParseError, format_cards, parse_card, parse_cards
 from .combos import PASS, Category, Combination, Move, PassMove
 from .game import Action, Game, HandResult, IllegalMoveError, deal
@@ -27,6 +28,7 @@ __all__ = [
     "RANKS",
     "SUITS",
     "Action",
+    "Bot",
     "Card",
     "CardParseError",
     "Category",

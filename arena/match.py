@@ -1,0 +1,80 @@
+"""Running one match: a referee server on a Unix socket in a private folder, one sandboxed
+bot per seat, and whatever happens (normal end, forfeits, an exception, Ctrl-C) every bot
+stopped and the folder removed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bigtwo import RuleSet
+
+from .bots import BotSpec, unique_names
+from .record import RecordWriter
+from .referee.service import RefereeServer, socket_path
+from .referee.session import MatchSession, SeatSpec, TimeControl
+from .sandbox import make_sandbox
+from .sandbox.base import BotHandle, Credentials
+
+
+async def run_match(
+    bots: list[BotSpec],
+    rules: RuleSet,
+    seed: int | str,
+    time_control: TimeControl | None = None,
+    sandbox: str = "process",
+    record_path: Path | None = None,
+    on_hand_end: Callable[[MatchSession, Any], None] | None = None,
+    listen_tcp: str | None = None,
+) -> dict[str, Any]:
+    """Play one match; returns the result summary (see MatchSession.summary)."""
+    names = unique_names(bots)
+    workdir = tempfile.mkdtemp(prefix="arena-")
+    writer = RecordWriter(record_path) if record_path else None
+    server = RefereeServer(max_streams=4 * len(bots) + 4)
+    handles: list[BotHandle] = []
+    watchers: list[asyncio.Task] = []
+    try:
+        address = server.listen_unix(socket_path(Path(workdir)))
+        if listen_tcp:
+            server.listen_tcp(listen_tcp)
+        session = MatchSession(
+            rules,
+            [SeatSpec(n) for n in names],
+            seed,
+            time_control,
+            record=writer,
+            on_hand_end=on_hand_end,
+        )
+        server.add(session)
+        await server.start()
+        box = make_sandbox(sandbox)
+        for i, bot in enumerate(bots):
+            creds = Credentials(address, session.match_id, i, session.seats[i].spec.token)
+            handle = await box.start(bot, creds, workdir)
+            handles.append(handle)
+
+            async def watch(i: int = i, handle: BotHandle = handle) -> None:
+                how = await handle.wait()
+                session.process_exited(i, how)
+
+            watchers.append(asyncio.create_task(watch()))
+        summary = await session.run()
+        summary["sandbox"] = box.name
+        return summary
+    finally:
+        for t in watchers:
+            t.cancel()
+        for h in handles:
+            with contextlib.suppress(Exception):
+                await h.stop()
+        with contextlib.suppress(Exception):
+            await server.stop(0.2)
+        if writer:
+            writer.close()
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -1,0 +1,124 @@
+"""Match records: JSON Lines, one event per line, written as the match goes (each line
+flushed, so a killed run keeps what it played), and replayed move by move through the
+engine to check them again.
+
+Events: ``match`` (rules, seed, seats, time control), ``deal`` (every seat's cards), ``turn``
+(hand, turn id, seat, move, by_referee, ms), ``fault``, ``hand_end``, ``match_end``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from bigtwo import Game, RulesError, RuleSet
+
+
+class RecordWriter:
+    """Appends events to a JSONL file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: IO[str] = open(path, "w", encoding="utf-8")  # noqa: SIM115
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        self._file.write(json.dumps(event, separators=(",", ":")) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class RecordError(ValueError):
+    """A record that is unreadable or disagrees with the rules; names the line."""
+
+
+def read_events(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        f = open(path, encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise RecordError(f"{path}: {exc.strerror or exc}") from None
+    with f:
+        try:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise RecordError(f"{path}:{n}: not JSON: {exc}") from None
+                if not isinstance(event, dict) or "type" not in event:
+                    raise RecordError(f"{path}:{n}: not a record event")
+                yield n, event
+        except UnicodeDecodeError:
+            raise RecordError(f"{path}: not a text file") from None
+
+
+@dataclass
+class Replay:
+    """What replaying a record found."""
+
+    header: dict[str, Any]
+    game: Game
+    turns: int = 0
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    complete: bool = False
+
+
+def replay(path: Path, on_turn: Callable[[Game, dict[str, Any]], None] | None = None) -> Replay:
+    """Replay ``path`` through the engine, checking every deal, move and result.
+
+    Raises RecordError at the first disagreement (naming the line)."""
+    events = read_events(path)
+    try:
+        n, header = next(events)
+    except StopIteration:
+        raise RecordError(f"{path}: empty record") from None
+    if header.get("type") != "match":
+        raise RecordError(f"{path}:{n}: the first event must be the match header")
+    try:
+        rules = RuleSet.from_dict(header["rules"])
+        game = Game(rules, seed=header["seed"])
+    except (KeyError, RulesError, TypeError) as exc:
+        raise RecordError(f"{path}:{n}: bad match header: {exc}") from None
+    rep = Replay(header, game)
+    for n, ev in events:
+        kind = ev["type"]
+        where = f"{path}:{n}"
+        try:
+            if kind == "deal":
+                if ev["hand"] != game.hand_no and game.hand_over and not game.match_over:
+                    game.next_hand()
+                dealt = [[str(c) for c in game.hand(s)] for s in range(game.players)]
+                if ev["hand"] != game.hand_no or ev["hands"] != dealt:
+                    raise RecordError(f"{where}: deal differs from the seed's deal")
+            elif kind == "turn":
+                if ev["seat"] != game.turn or ev["hand"] != game.hand_no:
+                    raise RecordError(f"{where}: seat {ev['seat']} moved out of turn")
+                why = game.refusal(ev["move"])
+                if why is not None:
+                    raise RecordError(f"{where}: illegal move {ev['move']!r}: {why}")
+                game.apply(ev["move"])
+                rep.turns += 1
+                if on_turn:
+                    on_turn(game, ev)
+            elif kind == "hand_end":
+                result = game.results[-1].to_dict() if game.results else None
+                if result is None or any(
+                    result[k] != ev[k]
+                    for k in ("hand", "winner", "cards_left", "scores", "cumulative")
+                ):
+                    raise RecordError(f"{where}: hand result differs from the engine's")
+            elif kind == "fault":
+                rep.faults.append(ev)
+            elif kind == "match_end":
+                scores = [s["score"] for s in ev["seats"]]
+                if scores != list(game.scores):
+                    raise RecordError(f"{where}: final scores differ from the engine's")
+                rep.complete = True
+        except (KeyError, TypeError) as exc:
+            raise RecordError(f"{where}: malformed {kind} event: {exc}") from None
+    return rep

@@ -1,0 +1,169 @@
+"""The gRPC face of the referee: authenticates each seat's stream and shuttles messages
+between it and its match session.
+
+Hardening: bounded message size, bounded concurrent streams, keepalive enforcement, a
+startup deadline on the Hello, bounded inboxes (flooding cuts the seat), and no handler
+ever lets a client's error reach the match loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import os
+from pathlib import Path
+
+import grpc
+
+from bigtwo.v1 import referee_pb2_grpc as pb_grpc
+
+from .session import MatchSession, Seat
+
+log = logging.getLogger("arena.referee")
+
+MAX_MESSAGE_BYTES = 64 * 1024
+"""Largest message accepted from a bot: an action is a few dozen bytes."""
+
+
+def server_options(max_streams: int) -> list[tuple[str, int]]:
+    return [
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_send_message_length", 1 << 20),
+        ("grpc.max_concurrent_streams", max_streams),
+        # keepalive: we ping idle clients, and refuse clients that ping too often
+        ("grpc.keepalive_time_ms", 20_000),
+        ("grpc.keepalive_timeout_ms", 10_000),
+        ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+        ("grpc.http2.max_ping_strikes", 3),
+        ("grpc.max_connection_age_ms", 6 * 3600 * 1000),
+        ("grpc.so_reuseport", 0),
+    ]
+
+
+class RefereeService(pb_grpc.RefereeServicer):
+    """Routes each stream to the session named in its Hello."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, MatchSession] = {}
+
+    async def Play(self, request_iterator, context):
+        session, seat = await self._hello(context)
+        if session is None or seat is None:
+            return
+        reader = asyncio.create_task(self._read(session, seat, context))
+        try:
+            while True:
+                msg = await seat.outbox.get()
+                if msg is None:
+                    break
+                await context.write(msg)
+        except (
+            asyncio.CancelledError,
+            grpc.aio.AbortError,
+            grpc.aio.UsageError,
+            grpc.RpcError,
+            RuntimeError,
+        ) as exc:
+            session.detach(seat, f"stream broke while sending: {type(exc).__name__}")
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await reader
+            session.detach(seat, "the stream closed")
+
+    async def _hello(self, context) -> tuple[MatchSession | None, Seat | None]:
+        try:
+            first = await asyncio.wait_for(context.read(), 30)
+        except TimeoutError:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "no Hello within 30 s")
+            return None, None
+        if first is grpc.aio.EOF:
+            return None, None
+        if first.WhichOneof("msg") != "hello":
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "first message must be Hello")
+        hello = first.hello
+        session = self.sessions.get(hello.match_id)
+        if session is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {hello.match_id!r}")
+        assert session is not None
+        if hello.seat >= len(session.seats):
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, f"no seat {hello.seat}")
+        seat = session.seats[hello.seat]
+        if not hmac.compare_digest(seat.spec.token.encode(), hello.token.encode()):
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED, f"wrong token for seat {hello.seat}"
+            )
+        if session.finished:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the match is over")
+        if seat.live or seat.gone or seat.connected.is_set():
+            await context.abort(
+                grpc.StatusCode.ALREADY_EXISTS, f"seat {hello.seat} already has (or had) a stream"
+            )
+        session.attach(seat, hello.bot_name)
+        return session, seat
+
+    async def _read(self, session: MatchSession, seat: Seat, context) -> None:
+        try:
+            while True:
+                msg = await context.read()
+                if msg is grpc.aio.EOF:
+                    session.detach(seat, "the bot closed its stream")
+                    return
+                if not session.deliver(seat, msg):
+                    session.detach(seat, "flooding: too many unanswered messages")
+                    seat.close()
+                    return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # oversize message, reset stream, ...
+            session.detach(seat, f"stream error: {type(exc).__name__}: {exc}"[:300])
+            seat.close()
+
+
+class RefereeServer:
+    """A grpc.aio server on a Unix socket (and/or TCP) hosting match sessions."""
+
+    def __init__(self, max_streams: int = 64) -> None:
+        self.service = RefereeService()
+        self.server = grpc.aio.server(options=server_options(max_streams))
+        pb_grpc.add_RefereeServicer_to_server(self.service, self.server)
+        self.addresses: list[str] = []
+
+    def listen_unix(self, path: Path) -> str:
+        """Listen on a Unix socket at ``path`` (its folder must exist, owned by us)."""
+        address = f"unix://{path}"
+        if self.server.add_insecure_port(address) == 0:
+            raise OSError(f"cannot listen on {address}")
+        self.addresses.append(address)
+        return address
+
+    def listen_tcp(self, host_port: str) -> str:
+        port = self.server.add_insecure_port(host_port)
+        if port == 0:
+            raise OSError(f"cannot listen on {host_port}")
+        host = host_port.rsplit(":", 1)[0]
+        address = f"{host}:{port}"
+        self.addresses.append(address)
+        return address
+
+    def add(self, session: MatchSession) -> None:
+        self.service.sessions[session.match_id] = session
+
+    def remove(self, session: MatchSession) -> None:
+        self.service.sessions.pop(session.match_id, None)
+
+    async def start(self) -> None:
+        await self.server.start()
+
+    async def stop(self, grace: float = 0.5) -> None:
+        await self.server.stop(grace)
+
+
+def socket_path(folder: Path) -> Path:
+    """Where a match's socket lives; Unix socket paths must stay short (108 bytes)."""
+    path = folder / "referee.sock"
+    if len(os.fsencode(path)) > 100:
+        raise OSError(f"socket path too long for a Unix socket: {path}")
+    return path

@@ -1,0 +1,497 @@
+"""One match, as the referee runs it.
+
+The session owns the :class:`bigtwo.Game`; seats talk to it through two queues each (an
+outbox the gRPC handler drains to the bot, an inbox the handler fills with the bot's
+actions), so the match loop never blocks on a slow or hostile client.
+
+Faults (RULES.md §8 plus time control): a timeout, an illegal or malformed action, or an
+error the bot reports is answered by the **default action** — pass when passing is legal,
+otherwise the weakest legal move (when leading: the weakest single, holding any required
+card) — and a strike.  At ``max_strikes`` strikes, or when the bot is gone (disconnect,
+crash, never connected), the seat **forfeits**: a fallback policy (the weakest legal play,
+passing only when it has none) plays it to the end, so the other seats' results stay
+meaningful, and the result marks the forfeit.  Every fault is recorded with its reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from bigtwo import PASS, Game, RuleSet
+from bigtwo.cards import CARDS
+from bigtwo.combos import Combination, Move
+from bigtwo.v1 import referee_pb2 as pb
+from bigtwo.wire import category_name, opt_card, rules_to_pb
+
+INBOX_LIMIT = 32
+"""Unread actions a seat may queue; more is flooding and disconnects the seat."""
+DISCONNECTED = object()
+"""Inbox marker: the seat's stream is gone."""
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Per-move allowance, a per-match bank spent when a move overruns it, the allowance
+    from launch to Hello, and the strikes that forfeit a seat."""
+
+    move_ms: int = 1000
+    bank_ms: int = 10_000
+    startup_ms: int = 15_000
+    max_strikes: int = 3
+
+    def __post_init__(self) -> None:
+        for name in ("move_ms", "bank_ms", "startup_ms", "max_strikes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"time control {name} must be a whole number ≥ 0, got {value!r}")
+        if self.move_ms == 0 or self.startup_ms == 0 or self.max_strikes == 0:
+            raise ValueError("move_ms, startup_ms and max_strikes must be at least 1")
+
+    def to_pb(self) -> pb.TimeControl:
+        return pb.TimeControl(**asdict(self))
+
+
+@dataclass
+class SeatSpec:
+    """Who sits in a seat: a public name (shown to every seat) and its secret token."""
+
+    name: str
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+
+
+@dataclass
+class Fault:
+    kind: str  # timeout | illegal | protocol | crash | disconnect
+    seat: int
+    hand: int | None
+    turn: int | None
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "hand": self.hand, "turn": self.turn, "detail": self.detail}
+
+
+class Seat:
+    """The referee's side of one seat."""
+
+    def __init__(self, index: int, spec: SeatSpec, bank_ms: int) -> None:
+        self.index = index
+        self.spec = spec
+        self.connected = asyncio.Event()
+        self.outbox: asyncio.Queue[pb.RefereeMessage | None] = asyncio.Queue()
+        self.inbox: asyncio.Queue[Any] = asyncio.Queue()
+        self.live = False  # a stream is attached now
+        self.gone = False  # the bot is gone for good
+        self.strikes = 0
+        self.forfeited = False
+        self.bank_ms = bank_ms
+        self.faults: list[Fault] = []
+        self.bot_name = ""
+        self.late_answers = 0
+
+    def send(self, msg: pb.RefereeMessage) -> None:
+        if not self.gone:
+            self.outbox.put_nowait(msg)
+
+    def close(self) -> None:
+        self.outbox.put_nowait(None)
+
+
+def default_move(legal: list[Move]) -> Move:
+    """Pass when legal; otherwise the weakest legal move (legal_moves() lists weakest
+    first, singles before bigger plays)."""
+    return PASS if PASS in legal else legal[0]
+
+
+def fallback_move(legal: list[Move]) -> Move:
+    """A forfeited seat's policy: the weakest legal play; pass only when there is none."""
+    for m in legal:
+        if m is not PASS:
+            return m
+    return PASS
+
+
+Recorder = Callable[[dict[str, Any]], None]
+
+
+class MatchSession:
+    """Runs one match between the seats that connect to it."""
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        seats: list[SeatSpec],
+        seed: int | str,
+        time_control: TimeControl | None = None,
+        match_id: str | None = None,
+        record: Recorder | None = None,
+        on_hand_end: Callable[[MatchSession, Any], None] | None = None,
+    ) -> None:
+        if len(seats) != rules.players:
+            raise ValueError(f"{len(seats)} seats for a {rules.players}-player game")
+        self.rules = rules
+        self.seed = seed
+        self.tc = time_control or TimeControl()
+        self.match_id = match_id or secrets.token_hex(8)
+        self.seats = [Seat(i, s, self.tc.bank_ms) for i, s in enumerate(seats)]
+        self.game = Game(rules, seed=seed)
+        self.turn_id = 0
+        self.finished = False
+        self.record = record or (lambda _event: None)
+        self.on_hand_end = on_hand_end
+        self.turn_times_ms: list[float] = []
+        self.started = asyncio.Event()
+
+    # ----- connection side (called by the gRPC handler) -------------------------------
+    def attach(self, seat: Seat, bot_name: str) -> None:
+        seat.live = True
+        seat.bot_name = bot_name[:100]
+        seat.connected.set()
+        seat.send(
+            pb.RefereeMessage(
+                match_start=pb.MatchStart(
+                    match_id=self.match_id,
+                    seat=seat.index,
+                    players=self.rules.players,
+                    rules=rules_to_pb(self.rules),
+                    time_control=self.tc.to_pb(),
+                    seat_names=[s.spec.name for s in self.seats],
+                )
+            )
+        )
+
+    def detach(self, seat: Seat, reason: str) -> None:
+        """The seat's stream ended (or was cut): the bot is gone for good."""
+        if seat.live:
+            seat.live = False
+            seat.inbox.put_nowait((DISCONNECTED, reason))
+
+    def deliver(self, seat: Seat, msg: pb.BotMessage) -> bool:
+        """An incoming message; False when the seat is flooding (the caller cuts it)."""
+        if seat.inbox.qsize() >= INBOX_LIMIT:
+            return False
+        seat.inbox.put_nowait(msg)
+        return True
+
+    def process_exited(self, index: int, detail: str) -> None:
+        """The sandbox saw the bot's process end."""
+        seat = self.seats[index]
+        if not seat.connected.is_set():
+            self._fault(seat, "crash", detail, forfeit=True)
+            seat.connected.set()  # stop waiting for it
+
+    # ----- faults -----------------------------------------------------------------------
+    def _fault(self, seat: Seat, kind: str, detail: str, forfeit: bool = False) -> None:
+        hand = None if self.finished else self.game.hand_no
+        turn = self.turn_id or None
+        fault = Fault(kind, seat.index, hand, turn, detail[:500])
+        seat.faults.append(fault)
+        if kind in ("disconnect", "crash") or forfeit:
+            seat.gone = seat.gone or kind in ("disconnect", "crash")
+            seat.forfeited = True
+        else:
+            seat.strikes += 1
+            if seat.strikes >= self.tc.max_strikes:
+                seat.forfeited = True
+        self.record(
+            {
+                "type": "fault",
+                "seat": seat.index,
+                **fault.to_dict(),
+                "strikes": seat.strikes,
+                "forfeited": seat.forfeited,
+            }
+        )
+        if not seat.gone:
+            seat.send(
+                pb.RefereeMessage(
+                    fault=pb.Fault(
+                        turn_id=self.turn_id,
+                        kind=kind,
+                        detail=fault.detail,
+                        strikes=seat.strikes,
+                        forfeited=seat.forfeited,
+                    )
+                )
+            )
+        if seat.forfeited and not seat.gone:
+            # a forfeited seat keeps its stream (it still gets events) but never acts again
+            pass
+
+    # ----- the match ---------------------------------------------------------------------
+    def broadcast(self, msg: pb.RefereeMessage) -> None:
+        for seat in self.seats:
+            seat.send(msg)
+
+    async def wait_for_seats(self) -> None:
+        deadline = self.tc.startup_ms / 1000
+
+        async def one(seat: Seat) -> None:
+            try:
+                await asyncio.wait_for(seat.connected.wait(), deadline)
+            except TimeoutError:
+                self._fault(
+                    seat,
+                    "disconnect",
+                    f"never connected within the startup allowance ({self.tc.startup_ms} ms)",
+                    forfeit=True,
+                )
+                seat.gone = True
+
+        await asyncio.gather(*(one(s) for s in self.seats))
+
+    async def run(self) -> dict[str, Any]:
+        """Play the whole match; returns the result summary."""
+        self.record(
+            {
+                "type": "match",
+                "match_id": self.match_id,
+                "rules": self.rules.to_dict(),
+                "seed": self.seed,
+                "seats": [{"seat": s.index, "bot": s.spec.name} for s in self.seats],
+                "time_control": asdict(self.tc),
+                "started_at": time.time(),
+            }
+        )
+        try:
+            await self.wait_for_seats()
+            self.started.set()
+            game = self.game
+            while True:
+                self._start_hand()
+                while not game.hand_over:
+                    await self._one_turn()
+                result = game.results[-1]
+                self.record({"type": "hand_end", **result.to_dict()})
+                self.broadcast(
+                    pb.RefereeMessage(
+                        hand_end=pb.HandEnd(
+                            hand=result.hand,
+                            winner=result.winner,
+                            cards_left=result.cards_left,
+                            penalties=result.penalties,
+                            scores=result.scores,
+                            cumulative=result.cumulative,
+                        )
+                    )
+                )
+                if self.on_hand_end:
+                    self.on_hand_end(self, result)
+                if game.match_over:
+                    break
+                game.next_hand()
+            summary = self.summary()
+            self.broadcast(
+                pb.RefereeMessage(
+                    match_end=pb.MatchEnd(
+                        scores=game.scores,
+                        places=game.places(),
+                        forfeited=[s.forfeited for s in self.seats],
+                    )
+                )
+            )
+            self.record({"type": "match_end", **{k: summary[k] for k in ("hands", "seats")}})
+            return summary
+        finally:
+            self.finished = True
+            for seat in self.seats:
+                seat.close()
+
+    def _start_hand(self) -> None:
+        g = self.game
+        for seat in self.seats:
+            seat.send(
+                pb.RefereeMessage(
+                    hand_start=pb.HandStart(
+                        hand=g.hand_no,
+                        cards=[int(c) for c in g.hand(seat.index)],
+                        cards_left=g.counts,
+                        leader=g.turn,
+                        must_include=opt_card(g.must_include),
+                    )
+                )
+            )
+        self.record(
+            {
+                "type": "deal",
+                "hand": g.hand_no,
+                "leader": g.turn,
+                "hands": [[str(c) for c in g.hand(s)] for s in range(g.players)],
+            }
+        )
+
+    async def _one_turn(self) -> None:
+        g = self.game
+        seat = self.seats[g.turn]
+        legal = g.legal_moves()
+        self.turn_id += 1
+        turn_id = self.turn_id
+        by_referee = False
+        t0 = time.perf_counter()
+        if seat.forfeited:
+            move: Move = fallback_move(legal)
+            by_referee = True
+        else:
+            chosen = await self._ask(seat, turn_id)
+            if chosen is None:
+                move = fallback_move(legal) if seat.forfeited else default_move(legal)
+                by_referee = True
+            else:
+                move = chosen
+        elapsed_ms = (time.perf_counter() - t0) * 1000
+        lead = g.current is None
+        hand_no = g.hand_no
+        g.apply(move)
+        self.record(
+            {
+                "type": "turn",
+                "hand": hand_no,
+                "turn": turn_id,
+                "seat": seat.index,
+                "move": str(move),
+                "by_referee": by_referee,
+                "ms": round(elapsed_ms, 3),
+            }
+        )
+        cards = [] if move is PASS else [int(c) for c in move.cards]
+        self.broadcast(
+            pb.RefereeMessage(
+                move=pb.MoveEvent(
+                    hand=hand_no,
+                    seat=seat.index,
+                    cards=cards,
+                    lead=lead,
+                    category=category_name(None if move is PASS else move),  # type: ignore[arg-type]
+                    by_referee=by_referee,
+                    **{"pass": move is PASS},
+                )
+            )
+        )
+        if g.current is None and not g.hand_over and move is PASS and not lead:
+            self.broadcast(pb.RefereeMessage(trick_won=pb.TrickWon(hand=hand_no, seat=g.turn)))
+
+    async def _ask(self, seat: Seat, turn_id: int) -> Move | None:
+        """The seat's move, or None after recording a fault (caller plays the default)."""
+        g = self.game
+        seat.send(
+            pb.RefereeMessage(
+                turn=pb.TurnRequest(
+                    turn_id=turn_id,
+                    hand=g.hand_no,
+                    move_ms_left=self.tc.move_ms,
+                    bank_ms_left=seat.bank_ms,
+                    to_beat=[] if g.current is None else [int(c) for c in g.current.cards],
+                    must_include=opt_card(g.must_include),
+                    cards_left=g.counts,
+                    reversed=g.reversed,
+                    first_trick=g.first_trick,
+                    lone_two_lifted=g.lone_two_lifted,
+                    locked_out=sorted(g.locked_out),
+                )
+            )
+        )
+        start = time.perf_counter()
+        budget = (self.tc.move_ms + seat.bank_ms) / 1000
+        while True:
+            remaining = budget - (time.perf_counter() - start)
+            try:
+                if remaining <= 0:
+                    raise TimeoutError
+                msg = await asyncio.wait_for(seat.inbox.get(), remaining)
+            except TimeoutError:
+                seat.bank_ms = 0
+                self._fault(
+                    seat, "timeout", f"no action within {self.tc.move_ms} ms plus the time bank"
+                )
+                return None
+            if isinstance(msg, tuple) and msg[0] is DISCONNECTED:
+                self._fault(seat, "disconnect", msg[1])
+                return None
+            elapsed_ms = (time.perf_counter() - start) * 1000
+            self.turn_times_ms.append(elapsed_ms)
+            kind = msg.WhichOneof("msg")
+            if kind != "action":
+                self._fault(seat, "protocol", f"unexpected {kind or 'empty'} message in play")
+                if seat.forfeited:
+                    return None
+                continue
+            action = msg.action
+            if action.turn_id != turn_id:
+                if 0 < action.turn_id < turn_id:
+                    seat.late_answers += 1  # an answer to a turn already timed out: ignored
+                    continue
+                self._fault(
+                    seat,
+                    "protocol",
+                    f"action for turn {action.turn_id}, but the turn asked is {turn_id}",
+                )
+                if seat.forfeited:
+                    return None
+                continue
+            if elapsed_ms > self.tc.move_ms:
+                seat.bank_ms = max(0, seat.bank_ms - int(elapsed_ms - self.tc.move_ms))
+            return self._judge(seat, action)
+
+    def _judge(self, seat: Seat, action: pb.Action) -> Move | None:
+        if action.error == pb.BOT_ERROR_EXCEPTION:
+            self._fault(seat, "crash", f"the bot's act() raised: {action.error_detail}")
+            return None
+        if action.error == pb.BOT_ERROR_INVALID_RETURN:
+            self._fault(seat, "illegal", f"the bot returned no play: {action.error_detail}")
+            return None
+        if action.error:
+            self._fault(seat, "protocol", f"unknown error code {action.error}")
+            return None
+        if getattr(action, "pass"):
+            if action.cards:
+                self._fault(seat, "protocol", "an action that both passes and plays cards")
+                return None
+            move: Any = PASS
+        else:
+            bad = [i for i in action.cards if i >= 52]
+            if bad:
+                self._fault(seat, "protocol", f"card id {bad[0]} is not in 0..51")
+                return None
+            move = [CARDS[i] for i in action.cards]
+        why = self.game.refusal(move)
+        if why is not None:
+            shown = "pass" if move is PASS else " ".join(str(c) for c in move)
+            self._fault(seat, "illegal", f"{shown}: {why}")
+            return None
+        if move is PASS:
+            return PASS
+        combo = self.game.rules.classify(move)
+        assert isinstance(combo, Combination)
+        return combo
+
+    # ----- results -----------------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        g = self.game
+        places = g.places()
+        return {
+            "match_id": self.match_id,
+            "rules": self.rules.to_dict(),
+            "seed": self.seed,
+            "match_over": g.match_over,
+            "hands": [
+                {k: v for k, v in r.to_dict().items() if k != "remaining"} for r in g.results
+            ],
+            "seats": [
+                {
+                    "seat": s.index,
+                    "bot": s.spec.name,
+                    "score": g.scores[s.index],
+                    "penalty_points": g.penalty_totals[s.index],
+                    "place": places[s.index],
+                    "forfeit": s.forfeited,
+                    "strikes": s.strikes,
+                    "faults": [f.to_dict() for f in s.faults],
+                }
+                for s in self.seats
+            ],
+        }

@@ -1,0 +1,61 @@
+"""The sandbox interface: start a bot that connects to a referee address with its seat's
+credentials; report when it ends; stop everything at match end whatever happened."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+
+from ..bots import BotSpec
+
+
+@dataclass(frozen=True)
+class Credentials:
+    address: str
+    match_id: str
+    seat: int
+    token: str
+
+    def env(self) -> dict[str, str]:
+        return {
+            "ARENA_ADDRESS": self.address,
+            "ARENA_MATCH_ID": self.match_id,
+            "ARENA_SEAT": str(self.seat),
+            "ARENA_TOKEN": self.token,
+        }
+
+
+class BotHandle(abc.ABC):
+    """A running bot."""
+
+    @abc.abstractmethod
+    async def wait(self) -> str:
+        """Wait until the bot ends; a one-line description of how it ended."""
+
+    @abc.abstractmethod
+    async def stop(self) -> None:
+        """End the bot and everything it started; idempotent."""
+
+    def stderr_tail(self) -> str:
+        return ""
+
+
+class Sandbox(abc.ABC):
+    name = "?"
+
+    @abc.abstractmethod
+    async def start(self, bot: BotSpec, creds: Credentials, workdir: str) -> BotHandle:
+        """Start ``bot`` so that it connects with ``creds``; ``workdir`` is the match's
+        private folder (the sandbox may make per-seat folders inside it)."""
+
+
+def make_sandbox(name: str) -> Sandbox:
+    if name == "process":
+        from .process import ProcessSandbox
+
+        return ProcessSandbox()
+    if name == "inproc":
+        from .inproc import InprocSandbox
+
+        return InprocSandbox()
+    raise ValueError(f"unknown sandbox {name!r} (choose process or inproc)")

@@ -1,0 +1,15 @@
+"""Plays its weakest legal play; leads its weakest card.  Passes only when it must."""
+
+from bigtwo import PASS, Bot
+
+
+class GreedyBot(Bot):
+    name = "greedy"
+
+    def act(self, observation):
+        # legal_moves lists the weakest first (singles before pairs before five-card hands
+        # when leading); the pass comes last.
+        for move in observation.legal_moves:
+            if move is not PASS:
+                return move
+        return PASS

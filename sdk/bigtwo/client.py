@@ -1,0 +1,263 @@
+"""The bot side of the wire: connect to a referee, keep this seat's view of the match from
+the referee's messages, and answer every turn request with the bot's choice.
+
+The view is rebuilt only from what the referee sends this seat (its own cards and public
+events), so a bot cannot learn more than its seat may know.  Errors in the bot's own code
+are caught here, logged on the bot's side, and reported to the referee, which records the
+fault; the connection survives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import traceback
+from collections.abc import Iterable
+from typing import Any
+
+import grpc
+
+from .bot import Bot
+from .cards import CARDS, CardParseError, cards_from_mask, parse_cards
+from .combos import PASS, Combination, PassMove
+from .game import Action, HandResult
+from .legality import Position
+from .observation import Observation
+from .rules import RuleSet
+from .v1 import referee_pb2 as pb
+from .v1 import referee_pb2_grpc as pb_grpc
+from .wire import PROTOCOL_VERSION, rules_from_pb
+
+log = logging.getLogger("bigtwo.client")
+
+MAX_MESSAGE_BYTES = 1 << 20
+"""Largest message the client sends or accepts (the referee's own limit is smaller)."""
+
+
+class SeatView:
+    """One seat's knowledge of the match, kept from the referee's messages."""
+
+    def __init__(self, start: pb.MatchStart) -> None:
+        self.rules: RuleSet = rules_from_pb(start.rules)
+        self.seat = start.seat
+        self.players = start.players
+        self.match_id = start.match_id
+        self.seat_names = tuple(start.seat_names)
+        self.time_control = start.time_control
+        self.hand_no = 0
+        self.hand_mask = 0
+        self.cards_left = [0] * self.players
+        self.history: list[Action] = []
+        self.scores = [0] * self.players
+        self.results: list[HandResult] = []
+        self.trick: Combination | None = None
+        self.trick_owner: int | None = None
+        self.position = Position(self.rules, self.seat, 0, list(self.cards_left))
+
+    def _combo(self, ids: Iterable[int]) -> Combination:
+        combo = self.rules.classify([CARDS[i] for i in ids])
+        if combo is None:
+            raise ValueError(f"referee sent a play that is no combination: {list(ids)}")
+        return combo
+
+    def hand_start(self, msg: pb.HandStart) -> None:
+        self.hand_no = msg.hand
+        self.hand_mask = 0
+        for i in msg.cards:
+            self.hand_mask |= 1 << CARDS[i]
+        self.cards_left = list(msg.cards_left)
+        self.trick = None
+        self.trick_owner = None
+        self.position = Position(self.rules, self.seat, self.hand_mask, self.cards_left)
+
+    def move(self, msg: pb.MoveEvent) -> Action:
+        if getattr(msg, "pass"):  # "pass" is a Python keyword
+            action = Action(msg.hand, msg.seat, PASS, msg.lead)
+        else:
+            combo = self._combo(msg.cards)
+            action = Action(msg.hand, msg.seat, combo, msg.lead)
+            self.cards_left[msg.seat] -= len(combo.cards)
+            if msg.seat == self.seat:
+                self.hand_mask &= ~combo.mask
+            self.trick = combo
+            self.trick_owner = msg.seat
+        self.history.append(action)
+        return action
+
+    def trick_won(self, msg: pb.TrickWon) -> None:
+        self.trick = None
+        self.trick_owner = None
+
+    def hand_end(self, msg: pb.HandEnd) -> HandResult:
+        mine = tuple(cards_from_mask(self.hand_mask))
+        result = HandResult(
+            hand=msg.hand,
+            winner=msg.winner,
+            cards_left=tuple(msg.cards_left),
+            remaining=tuple(mine if s == self.seat else () for s in range(self.players)),
+            penalties=tuple(msg.penalties),
+            scores=tuple(msg.scores),
+            cumulative=tuple(msg.cumulative),
+            winning_team=(
+                tuple(s for s in range(self.players) if s % 2 == msg.winner % 2)
+                if self.rules.teams
+                else None
+            ),
+        )
+        self.scores = list(msg.cumulative)
+        self.results.append(result)
+        return result
+
+    def observation(self, turn: pb.TurnRequest | None = None) -> Observation:
+        """The bot's observation; with a turn request, including the legal moves."""
+        legal: tuple[Any, ...] = ()
+        to_beat = None
+        must = None
+        reversed_ = False
+        locked: frozenset[int] = frozenset()
+        if turn is not None:
+            self.cards_left = list(turn.cards_left)
+            to_beat = self._combo(turn.to_beat) if turn.to_beat else None
+            must = CARDS[turn.must_include] if turn.must_include >= 0 else None
+            reversed_ = turn.reversed
+            locked = frozenset(turn.locked_out)
+            p = self.position
+            p.hand = self.hand_mask
+            p.cards_left = self.cards_left
+            p.to_beat = to_beat
+            p.must_include = must
+            p.reversed = reversed_
+            p.first_trick = turn.first_trick
+            p.lone_two_lifted = turn.lone_two_lifted
+            legal = tuple(p.legal_moves())
+        return Observation(
+            rules=self.rules,
+            seat=self.seat,
+            hand=tuple(self.rules.sort_cards(cards_from_mask(self.hand_mask))),
+            turn=self.seat if turn is not None else -1,
+            trick=to_beat if turn is not None else self.trick,
+            trick_owner=self.trick_owner,
+            cards_left=tuple(self.cards_left),
+            history=tuple(self.history),
+            hand_no=self.hand_no,
+            scores=tuple(self.scores),
+            results=tuple(self.results),
+            legal_moves=legal,
+            must_include=must,
+            locked_out=locked,
+            reversed=reversed_,
+        )
+
+
+class InvalidReturn(ValueError):
+    """``act`` returned something that is no play at all."""
+
+
+def encode_move(move: Any) -> tuple[bool, list[int]]:
+    """``(is_pass, card ids)`` for what ``act`` returned.  Never "fixes" a choice: anything
+    expressible as cards is sent as it is, for the referee to judge."""
+    if move is PASS or isinstance(move, PassMove):
+        return True, []
+    if isinstance(move, Combination):
+        return False, [int(c) for c in move.cards]
+    if isinstance(move, str):
+        if move.strip().lower() == "pass":
+            return True, []
+        try:
+            return False, [int(c) for c in parse_cards(move)]
+        except CardParseError as exc:
+            raise InvalidReturn(f"act() returned {move!r}: {exc}") from None
+    if isinstance(move, (list, tuple, set, frozenset)):
+        try:
+            return False, [int(c) for c in parse_cards(list(move))]
+        except (CardParseError, TypeError) as exc:
+            raise InvalidReturn(f"act() returned {move!r}: {exc}") from None
+    raise InvalidReturn(f"act() returned {move!r}, which is not a play (return a legal move)")
+
+
+def decide(bot: Bot, turn_id: int, observation: Observation) -> pb.Action:
+    """Ask the bot; turn whatever happens into an Action message."""
+    try:
+        move = bot.act(observation)
+        is_pass, cards = encode_move(move)
+    except InvalidReturn as exc:
+        log.error("%s", exc)
+        return pb.Action(
+            turn_id=turn_id, error=pb.BOT_ERROR_INVALID_RETURN, error_detail=str(exc)[:1000]
+        )
+    except Exception as exc:  # the bot's own code failed: report it, keep the connection
+        log.error("act() raised:\n%s", traceback.format_exc())
+        detail = f"{type(exc).__name__}: {exc}"[:1000]
+        return pb.Action(turn_id=turn_id, error=pb.BOT_ERROR_EXCEPTION, error_detail=detail)
+    return pb.Action(turn_id=turn_id, cards=cards, **{"pass": is_pass})
+
+
+def _call_hook(hook: Any, *args: Any) -> None:
+    try:
+        hook(*args)
+    except Exception:
+        log.error("%s raised:\n%s", getattr(hook, "__name__", hook), traceback.format_exc())
+
+
+async def play_match(
+    bot: Bot, address: str, match_id: str, seat: int, token: str
+) -> pb.MatchEnd | None:
+    """Connect, play the whole match, return its MatchEnd (None if the referee closed the
+    stream first).  gRPC errors propagate as ``grpc.aio.AioRpcError``."""
+    options = [
+        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ]
+    async with grpc.aio.insecure_channel(address, options=options) as channel:
+        stub = pb_grpc.RefereeStub(channel)
+        call = stub.Play()
+        await call.write(
+            pb.BotMessage(
+                hello=pb.Hello(
+                    match_id=match_id,
+                    seat=seat,
+                    token=token,
+                    bot_name=bot.display_name,
+                    bot_version=str(bot.version),
+                    protocol_version=PROTOCOL_VERSION,
+                )
+            )
+        )
+        view: SeatView | None = None
+        while True:
+            msg = await call.read()
+            if msg is grpc.aio.EOF:
+                return None
+            kind = msg.WhichOneof("msg")
+            if kind == "match_start":
+                view = SeatView(msg.match_start)
+                _call_hook(bot.on_match_start, view.observation())
+                continue
+            if view is None:
+                raise RuntimeError(f"referee sent {kind} before match_start")
+            if kind == "turn":
+                action = decide(bot, msg.turn.turn_id, view.observation(msg.turn))
+                await call.write(pb.BotMessage(action=action))
+            elif kind == "move":
+                _call_hook(bot.on_event, view.move(msg.move))
+            elif kind == "hand_start":
+                view.hand_start(msg.hand_start)
+                _call_hook(bot.on_hand_start, view.observation())
+            elif kind == "trick_won":
+                view.trick_won(msg.trick_won)
+            elif kind == "hand_end":
+                _call_hook(bot.on_hand_end, view.hand_end(msg.hand_end))
+            elif kind == "fault":
+                f = msg.fault
+                log.warning("referee fault: %s (%s), strikes %d", f.kind, f.detail, f.strikes)
+                _call_hook(bot.on_fault, f.kind, f.detail)
+            elif kind == "match_end":
+                end = msg.match_end
+                _call_hook(bot.on_match_end, tuple(end.scores), tuple(end.places))
+                await call.done_writing()
+                return end
+
+
+def run(bot: Bot, address: str, match_id: str, seat: int, token: str) -> pb.MatchEnd | None:
+    """Blocking wrapper around :func:`play_match`."""
+    return asyncio.run(play_match(bot, address, match_id, seat, token))

@@ -1,0 +1,84 @@
+"""Finding a bot class from what a user types: ``module:Class``, ``path/bot.py[:Class]`` or
+a folder holding ``bot.py``.  Pure standard library, shared by the runner and the arena."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from .bot import Bot
+
+
+class BotLoadError(Exception):
+    """The bot could not be found or loaded; the message names what is wrong."""
+
+
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """``"path/x.py:Cls"`` → ``("path/x.py", "Cls")``; a lone path or module → ``(it, None)``."""
+    target, sep, cls = spec.rpartition(":")
+    if sep and target and cls.isidentifier() and not cls.startswith("\\"):
+        return target, cls
+    return spec, None
+
+
+def _load_file(path: Path) -> ModuleType:
+    name = f"_bigtwo_bot_{abs(hash(str(path.resolve())))}"
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise BotLoadError(f"{path}: cannot be loaded as Python")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.path.insert(0, str(path.parent))  # so a bot may import its own helper modules
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:
+        raise BotLoadError(f"{path}: importing it failed: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def load_module(target: str) -> ModuleType:
+    path = Path(target)
+    if path.is_dir():
+        path = path / "bot.py"
+        if not path.is_file():
+            raise BotLoadError(f"{target}: folder has no bot.py")
+        return _load_file(path)
+    if target.endswith(".py") or path.is_file():
+        if not path.is_file():
+            raise BotLoadError(f"{target}: no such file")
+        return _load_file(path)
+    try:
+        return importlib.import_module(target)
+    except Exception as exc:
+        raise BotLoadError(f"{target}: cannot import module: {type(exc).__name__}: {exc}") from exc
+
+
+def find_bot_class(module: ModuleType, cls_name: str | None, where: str) -> type[Bot]:
+    if cls_name is not None:
+        cls = getattr(module, cls_name, None)
+        if not (inspect.isclass(cls) and issubclass(cls, Bot)):
+            raise BotLoadError(f"{where}: no Bot subclass named {cls_name!r}")
+        return cls
+    found = [
+        obj
+        for obj in vars(module).values()
+        if inspect.isclass(obj)
+        and issubclass(obj, Bot)
+        and obj is not Bot
+        and obj.__module__ == module.__name__
+    ]
+    if len(found) != 1:
+        names = ", ".join(c.__name__ for c in found) or "none"
+        raise BotLoadError(
+            f"{where}: expected exactly one Bot subclass, found {names}; name one as FILE:Class"
+        )
+    return found[0]
+
+
+def load_bot_class(spec: str) -> type[Bot]:
+    target, cls_name = split_spec(spec)
+    return find_bot_class(load_module(target), cls_name, spec)

@@ -1,0 +1,92 @@
+"""Run a bot against a referee:  ``python -m bigtwo.run BOT [options]``.
+
+BOT is ``path/to/bot.py[:Class]``, a folder holding ``bot.py``, or ``module:Class``.
+The arena starts bots with the connection details in the environment (ARENA_ADDRESS,
+ARENA_MATCH_ID, ARENA_SEAT, ARENA_TOKEN or ARENA_TOKEN_FILE); for a bot run by hand, give
+them as options, e.g.
+
+    python -m bigtwo.run my_bot.py --address 192.0.2.10:50051 --match-id m1 --seat 2 \\
+        --token-file token.txt
+
+Exit codes: 0 match played, 1 connection or protocol error, 2 bad arguments or bot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+from .loader import BotLoadError, load_bot_class
+
+
+def _args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m bigtwo.run",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("bot", help="path/to/bot.py[:Class], a folder with bot.py, or module:Class")
+    p.add_argument(
+        "--address",
+        default=os.environ.get("ARENA_ADDRESS"),
+        help="referee address: unix:///path/to.sock or host:port [$ARENA_ADDRESS]",
+    )
+    p.add_argument("--match-id", default=os.environ.get("ARENA_MATCH_ID"), help="[$ARENA_MATCH_ID]")
+    p.add_argument("--seat", type=int, default=os.environ.get("ARENA_SEAT"), help="[$ARENA_SEAT]")
+    p.add_argument(
+        "--token", default=os.environ.get("ARENA_TOKEN"), help="secret seat token [$ARENA_TOKEN]"
+    )
+    p.add_argument(
+        "--token-file",
+        default=os.environ.get("ARENA_TOKEN_FILE"),
+        help="file holding the token [$ARENA_TOKEN_FILE]",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="log every fault and hook error")
+    args = p.parse_args(argv)
+    if args.token is None and args.token_file:
+        try:
+            args.token = Path(args.token_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            p.error(f"--token-file: {exc}")
+    missing = [n for n in ("address", "match_id", "seat", "token") if getattr(args, n) is None]
+    if missing:
+        p.error("missing " + ", ".join("--" + m.replace("_", "-") for m in missing))
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s bot[seat %(seat)s] %(levelname)s %(message)s".replace(
+            "%(seat)s", str(args.seat)
+        ),
+    )
+    try:
+        bot = load_bot_class(args.bot)()
+    except BotLoadError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        print(f"error: {args.bot}: creating the bot failed: {exc}", file=sys.stderr)
+        return 2
+    import grpc  # only the client needs it
+
+    from .client import run
+
+    try:
+        end = run(bot, args.address, args.match_id, args.seat, args.token)
+    except grpc.aio.AioRpcError as exc:
+        print(f"error: referee: {exc.code().name}: {exc.details()}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0 if end is not None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
