@@ -182,17 +182,19 @@ class MatchSession:
         """The sandbox saw the bot's process end."""
         seat = self.seats[index]
         if not seat.connected.is_set():
-            self._fault(seat, "crash", detail, forfeit=True)
+            self._fault(seat, "crash", f"the bot ended before connecting: {detail}", gone=True)
             seat.connected.set()  # stop waiting for it
 
     # ----- faults -----------------------------------------------------------------------
-    def _fault(self, seat: Seat, kind: str, detail: str, forfeit: bool = False) -> None:
-        hand = None if self.finished else self.game.hand_no
+    def _fault(self, seat: Seat, kind: str, detail: str, gone: bool = False) -> None:
+        """Record a fault.  ``gone``: the bot is gone for good (it forfeits at once);
+        otherwise the fault is a strike, and ``max_strikes`` strikes forfeit."""
+        hand = None if self.finished or not self.started.is_set() else self.game.hand_no
         turn = self.turn_id or None
         fault = Fault(kind, seat.index, hand, turn, detail[:500])
         seat.faults.append(fault)
-        if kind in ("disconnect", "crash") or forfeit:
-            seat.gone = seat.gone or kind in ("disconnect", "crash")
+        if gone or kind == "disconnect":
+            seat.gone = True
             seat.forfeited = True
         else:
             seat.strikes += 1
@@ -219,9 +221,6 @@ class MatchSession:
                     )
                 )
             )
-        if seat.forfeited and not seat.gone:
-            # a forfeited seat keeps its stream (it still gets events) but never acts again
-            pass
 
     # ----- the match ---------------------------------------------------------------------
     def broadcast(self, msg: pb.RefereeMessage) -> None:
@@ -239,9 +238,7 @@ class MatchSession:
                     seat,
                     "disconnect",
                     f"never connected within the startup allowance ({self.tc.startup_ms} ms)",
-                    forfeit=True,
                 )
-                seat.gone = True
 
         await asyncio.gather(*(one(s) for s in self.seats))
 

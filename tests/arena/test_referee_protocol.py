@@ -1,0 +1,253 @@
+"""The referee against hostile clients over a real Unix socket: wrong tokens, a second
+stream for a seat, garbage, a 64 MiB message, floods of out-of-turn actions; and proof that
+no bot ever receives another seat's cards."""
+
+import asyncio
+import contextlib
+import shutil
+import tempfile
+from pathlib import Path
+
+import grpc
+import pytest
+
+from arena.referee.service import RefereeServer
+from arena.referee.session import MatchSession, SeatSpec, TimeControl
+from bigtwo import RuleSet, deal
+from bigtwo.client import SeatView, decide, play_match
+from bigtwo.loader import load_bot_class
+from bigtwo.v1 import referee_pb2 as pb
+from bigtwo.v1 import referee_pb2_grpc as pb_grpc
+
+ROOT = Path(__file__).resolve().parents[2]
+Greedy = load_bot_class(str(ROOT / "sample_bots" / "greedy"))
+RULES = RuleSet.preset("hk").replace(match_end="hands", match_end_value=1)
+TC = TimeControl(move_ms=2000, bank_ms=2000, startup_ms=5000, max_strikes=3)
+
+
+class Arena:
+    """A referee server with sessions, and honest bots for the seats a test does not drive."""
+
+    def __init__(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix="rt-")
+        self.server = RefereeServer()
+        self.address = self.server.listen_unix(Path(self.dir) / "r.sock")
+        self.tasks: list[asyncio.Task] = []
+
+    async def __aenter__(self):
+        await self.server.start()
+        return self
+
+    async def __aexit__(self, *exc):
+        for t in self.tasks:
+            t.cancel()
+            with contextlib.suppress(BaseException):
+                await t
+        await self.server.stop(0)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def session(self, seed=1, rules=RULES) -> MatchSession:
+        s = MatchSession(rules, [SeatSpec(f"bot{i}") for i in range(4)], seed, TC)
+        self.server.add(s)
+        return s
+
+    def honest(self, session, seats):
+        for i in seats:
+            tok = session.seats[i].spec.token
+            self.tasks.append(
+                asyncio.create_task(play_match(Greedy(), self.address, session.match_id, i, tok))
+            )
+
+    def channel(self, **opts):
+        return grpc.aio.insecure_channel(self.address, options=list(opts.items()))
+
+
+def hello(session, seat, token=None):
+    tok = session.seats[seat].spec.token if token is None else token
+    return pb.BotMessage(
+        hello=pb.Hello(match_id=session.match_id, seat=seat, token=tok, protocol_version=1)
+    )
+
+
+async def first_reply(arena, *messages):
+    """Open a stream, send messages, return the status code the referee ends it with."""
+    async with arena.channel() as ch:
+        call = pb_grpc.RefereeStub(ch).Play()
+        for m in messages:
+            await call.write(m)
+        try:
+            while await call.read() is not grpc.aio.EOF:
+                pass
+        except grpc.aio.AioRpcError as exc:
+            return exc.code(), exc.details()
+        return (await call.code()), ""
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 60))
+
+
+def honest_seats_clean(summary, bad=0):
+    for s in summary["seats"]:
+        if s["seat"] != bad:
+            assert s["faults"] == [] and not s["forfeit"]
+
+
+def test_authentication_refusals_and_then_a_normal_match():
+    async def scenario():
+        async with Arena() as arena:
+            session = arena.session()
+            runner = asyncio.create_task(session.run())
+            code, why = await first_reply(arena, hello(session, 0, session.seats[1].spec.token))
+            assert code == grpc.StatusCode.UNAUTHENTICATED and "wrong token" in why
+            code, _ = await first_reply(arena, pb.BotMessage(action=pb.Action(turn_id=1)))
+            assert code == grpc.StatusCode.UNAUTHENTICATED
+            other = pb.BotMessage(hello=pb.Hello(match_id="nope", seat=0, token="x"))
+            assert (await first_reply(arena, other))[0] == grpc.StatusCode.NOT_FOUND
+            code, _ = await first_reply(arena, hello(session, 7, token="x"))
+            assert code == grpc.StatusCode.UNAUTHENTICATED
+            arena.honest(session, range(4))
+            summary = await runner
+            honest_seats_clean(summary, bad=None)
+            code, _ = await first_reply(arena, hello(session, 0))
+            assert code in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ALREADY_EXISTS)
+
+    run(scenario())
+
+
+def test_a_second_stream_for_a_seat_is_refused():
+    async def scenario():
+        async with Arena() as arena:
+            session = arena.session()
+            runner = asyncio.create_task(session.run())
+            arena.honest(session, range(4))
+            await session.started.wait()
+            code, why = await first_reply(arena, hello(session, 2))
+            assert code == grpc.StatusCode.ALREADY_EXISTS and "seat 2" in why
+            honest_seats_clean(await runner, bad=None)
+
+    run(scenario())
+
+
+def test_a_64_mib_message_cuts_only_that_seat_and_the_next_match_is_normal():
+    async def scenario():
+        async with Arena() as arena:
+            session = arena.session()
+            runner = asyncio.create_task(session.run())
+            arena.honest(session, [1, 2, 3])
+            async with arena.channel(**{"grpc.max_send_message_length": -1}) as ch:
+                call = pb_grpc.RefereeStub(ch).Play()
+                await call.write(hello(session, 0))
+                big = pb.BotMessage(action=pb.Action(turn_id=1, error_detail="x" * (64 << 20)))
+                with contextlib.suppress(Exception):
+                    await call.write(big)
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    while await call.read() is not grpc.aio.EOF:
+                        pass
+                assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            summary = await runner
+            honest_seats_clean(summary)
+            bad = summary["seats"][0]
+            assert bad["forfeit"] and bad["faults"][0]["kind"] == "disconnect"
+            again = arena.session(seed=2)
+            runner = asyncio.create_task(again.run())
+            arena.honest(again, range(4))
+            honest_seats_clean(await runner, bad=None)
+
+    run(scenario())
+
+
+def test_garbage_floods_and_out_of_turn_actions_are_faults():
+    async def scenario():
+        async with Arena() as arena:
+            session = arena.session()
+            runner = asyncio.create_task(session.run())
+            arena.honest(session, [1, 2, 3])
+            async with arena.channel() as ch:
+                call = pb_grpc.RefereeStub(ch).Play()
+                await call.write(hello(session, 0))
+                for i in range(200):  # out of turn, wrong turn ids, hellos again, empties
+                    msg = [
+                        pb.BotMessage(action=pb.Action(turn_id=10_000 + i)),
+                        hello(session, 0),
+                        pb.BotMessage(),
+                    ][i % 3]
+                    try:
+                        await call.write(msg)
+                    except Exception:
+                        break
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    while await call.read() is not grpc.aio.EOF:
+                        pass
+            summary = await runner
+            honest_seats_clean(summary)
+            bad = summary["seats"][0]
+            assert bad["forfeit"]
+            assert {f["kind"] for f in bad["faults"]} <= {"protocol", "disconnect"}
+
+    run(scenario())
+
+
+def test_raw_bytes_sent_to_a_bot_never_hold_another_seats_cards():
+    """Record every byte seat 0 receives; check every card id in it is one of its own, or
+    one already played in public, at the moment it arrives."""
+
+    async def scenario():
+        async with Arena() as arena:
+            session = arena.session(seed=5, rules=RULES.replace(match_end_value=3))
+            runner = asyncio.create_task(session.run())
+            arena.honest(session, [1, 2, 3])
+            received: list[bytes] = []
+            async with arena.channel() as ch:
+                call = pb_grpc.RefereeStub(ch).Play()
+                await call.write(hello(session, 0))
+                view = None
+                bot = Greedy()
+                while True:
+                    msg = await call.read()
+                    if msg is grpc.aio.EOF:
+                        break
+                    received.append(msg.SerializeToString())
+                    kind = msg.WhichOneof("msg")
+                    if kind == "match_start":
+                        view = SeatView(msg.match_start)
+                    elif kind == "hand_start":
+                        view.hand_start(msg.hand_start)
+                    elif kind == "move":
+                        view.move(msg.move)
+                    elif kind == "turn":
+                        await call.write(
+                            pb.BotMessage(
+                                action=decide(bot, msg.turn.turn_id, view.observation(msg.turn))
+                            )
+                        )
+            summary = await runner
+            return received, summary
+
+    received, summary = run(scenario())
+    assert len(summary["hands"]) == 3
+    game_rules = RULES.replace(match_end_value=3)
+    mine: set[int] = set()
+    played: set[int] = set()
+    seen_any = 0
+    for raw in received:
+        msg = pb.RefereeMessage.FromString(raw)
+        kind = msg.WhichOneof("msg")
+        body = getattr(msg, kind)
+        if kind == "hand_start":
+            mine = {int(c) for c in deal(game_rules, 5, body.hand)[0]}  # the seed's deal
+            played = set()
+            ids = set(body.cards)
+            assert ids == mine
+        elif kind == "move":
+            played |= set(body.cards)
+            ids = set(body.cards)
+        elif kind == "turn":
+            ids = set(body.to_beat) | ({body.must_include} - {-1})
+        else:
+            ids = set()
+        assert ids <= mine | played, (kind, ids - mine - played)
+        seen_any += len(ids)
+    assert seen_any > 50
+    for descriptor in pb.DESCRIPTOR.message_types_by_name.values():
+        assert "seed" not in descriptor.fields_by_name

@@ -1,0 +1,3 @@
+"""Fails while being imported."""
+
+raise SystemExit("this bot is broken on purpose")

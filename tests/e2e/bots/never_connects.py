@@ -1,0 +1,5 @@
+"""Never connects: sleeps at import time."""
+
+import time
+
+time.sleep(3600)

@@ -1,0 +1,8 @@
+"""Raises in act()."""
+
+from bigtwo import Bot
+
+
+class Raiser(Bot):
+    def act(self, observation):
+        raise RuntimeError("boom")
