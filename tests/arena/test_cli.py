@@ -99,3 +99,78 @@ def test_help_teaches():
     assert proc.returncode == 0 and "demo" in proc.stdout and "rules" in proc.stdout
     proc = arena("demo", "--help")
     assert "Example: arena demo" in proc.stdout and "--set" in proc.stdout
+
+
+def test_match_runs_bots_as_processes_and_prints_json(tmp_path):
+    record = tmp_path / "m.jsonl"
+    proc = arena(
+        "match",
+        "--rules",
+        "pusoy",
+        "--hands",
+        "2",
+        "--seed",
+        "3",
+        "--record",
+        str(record),
+        "--json",
+        "random",
+        "greedy",
+        "heuristic",
+        "greedy",
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert set(result) >= {"match_id", "rules", "seed", "hands", "seats"}
+    assert (
+        result["rules"]
+        == RuleSet.preset("pusoy").replace(match_end="hands", match_end_value=2).to_dict()
+    )
+    assert [s["bot"] for s in result["seats"]] == ["random", "greedy#1", "heuristic", "greedy#2"]
+    for s in result["seats"]:
+        assert set(s) >= {"seat", "bot", "score", "place", "forfeit", "faults"}
+    assert len(result["hands"]) == 2 and all("cards_left" in h for h in result["hands"])
+    replayed = arena("replay", "--quiet", str(record))
+    assert replayed.returncode == 0 and "all legal; record complete" in replayed.stdout
+
+
+def test_match_live_table_and_standings():
+    proc = arena("match", "--hands", "2", "greedy", "greedy", "random", "heuristic")
+    assert proc.returncode == 0, proc.stderr
+    assert "hand  winner" in proc.stdout and "final standings" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["match", "random", "nobot", "greedy", "greedy"], "bot 'nobot': no such sample bot"),
+        (["match", "random", "greedy"], "2 bots given for a 4-player game"),
+        (["match", "-r", "nope", "random", "greedy", "greedy", "greedy"], "--rules 'nope'"),
+        (["match", "--sandbox", "vm", "random", "greedy", "greedy", "greedy"], "--sandbox"),
+        (
+            ["match", "--record", "/no/such/dir/x.jsonl", "random", "greedy", "greedy", "greedy"],
+            "--record",
+        ),
+        (["replay", "/no/such/file.jsonl"], "No such file"),
+    ],
+)
+def test_match_bad_input(args, message):
+    proc = arena(*args)
+    assert proc.returncode != 0 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_match_with_a_bot_that_fails_to_start(tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise SystemExit('no luck')\n")
+    proc = arena("match", "--hands", "1", "--json", str(broken), "greedy", "greedy", "greedy")
+    assert proc.returncode == 3
+    assert "bot 'broken' (seat 0) failed to start" in proc.stderr and "no luck" in proc.stderr
+    result = json.loads(proc.stdout)  # the match was still played to the end
+    assert result["seats"][0]["forfeit"] and len(result["hands"]) == 1
+
+
+def test_replay_rejects_garbage(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    proc = arena("replay", str(bad))
+    assert proc.returncode == 1 and "bad.jsonl:1: not JSON" in proc.stderr
