@@ -54,19 +54,10 @@ class RefereeService(pb_grpc.RefereeServicer):
             return
         reader = asyncio.create_task(self._read(session, seat, context))
         try:
-            while True:
-                msg = await seat.outbox.get()
-                if msg is None:
-                    break
-                await context.write(msg)
-        except (
-            asyncio.CancelledError,
-            grpc.aio.AbortError,
-            grpc.aio.UsageError,
-            grpc.RpcError,
-            RuntimeError,
-        ) as exc:
-            session.detach(seat, f"stream broke while sending: {type(exc).__name__}")
+            # the session writes to this stream itself; the handler only keeps it open
+            closed = asyncio.create_task(seat.closed.wait())
+            await asyncio.wait({closed, reader}, return_when=asyncio.FIRST_COMPLETED)
+            closed.cancel()
         finally:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -101,7 +92,7 @@ class RefereeService(pb_grpc.RefereeServicer):
             await context.abort(
                 grpc.StatusCode.ALREADY_EXISTS, f"seat {hello.seat} already has (or had) a stream"
             )
-        session.attach(seat, hello.bot_name)
+        session.attach(seat, hello.bot_name, context)
         return session, seat
 
     async def _read(self, session: MatchSession, seat: Seat, context) -> None:
@@ -113,13 +104,11 @@ class RefereeService(pb_grpc.RefereeServicer):
                     return
                 if not session.deliver(seat, msg):
                     session.detach(seat, "flooding: too many unanswered messages")
-                    seat.close()
                     return
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # oversize message, reset stream, ...
             session.detach(seat, f"stream error: {type(exc).__name__}: {exc}"[:300])
-            seat.close()
 
 
 class RefereeServer:

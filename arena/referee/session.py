@@ -1,8 +1,8 @@
 """One match, as the referee runs it.
 
-The session owns the :class:`bigtwo.Game`; seats talk to it through two queues each (an
-outbox the gRPC handler drains to the bot, an inbox the handler fills with the bot's
-actions), so the match loop never blocks on a slow or hostile client.
+The session owns the :class:`bigtwo.Game`.  It writes each seat's messages in batches (see
+:class:`Seat`) and reads the seat's actions from an inbox that the gRPC handler fills, so
+the match loop never blocks on a slow or hostile client beyond the move's deadline.
 
 Faults (RULES.md §8 plus time control): a timeout, an illegal or malformed action, or an
 error the bot reports is answered by the **default action** — pass when passing is legal,
@@ -22,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from bigtwo import PASS, Game, RuleSet
+from bigtwo import PASS, Game, IllegalMoveError, RuleSet
 from bigtwo.cards import CARDS
-from bigtwo.combos import Combination, Move
+from bigtwo.combos import Move
 from bigtwo.v1 import referee_pb2 as pb
 from bigtwo.wire import category_name, opt_card, rules_to_pb
 
@@ -77,13 +77,20 @@ class Fault:
 
 
 class Seat:
-    """The referee's side of one seat."""
+    """The referee's side of one seat.
+
+    Writes: messages queue in ``pending`` and go out as one batch.  The batch that asks the
+    seat to act is written by the match loop itself (no task hop on the hot path); other
+    batches (hand end, faults) are written by a chain of background tasks, so a bot that
+    stops reading can never stall the match.  Reads: the gRPC handler's reader task fills
+    ``inbox``; the match loop takes from it under the move's deadline."""
 
     def __init__(self, index: int, spec: SeatSpec, bank_ms: int) -> None:
         self.index = index
         self.spec = spec
         self.connected = asyncio.Event()
-        self.outbox: asyncio.Queue[pb.RefereeMessage | None] = asyncio.Queue()
+        self.closed = asyncio.Event()  # the session is done with this seat's stream
+        self.stream: Any = None  # the gRPC servicer context while attached
         self.inbox: asyncio.Queue[Any] = asyncio.Queue()
         self.live = False  # a stream is attached now
         self.gone = False  # the bot is gone for good
@@ -93,13 +100,57 @@ class Seat:
         self.faults: list[Fault] = []
         self.bot_name = ""
         self.late_answers = 0
+        self.pending: list[pb.RefereeMessage] = []
+        self._writes: asyncio.Task[None] | None = None
 
     def send(self, msg: pb.RefereeMessage) -> None:
+        """Queue a message; it goes out with the seat's next batch (see flush)."""
         if not self.gone:
-            self.outbox.put_nowait(msg)
+            self.pending.append(msg)
+
+    def _batch(self) -> pb.RefereeBatch | None:
+        batch = None
+        if self.pending and self.live and not self.gone:
+            batch = pb.RefereeBatch(messages=self.pending)
+        self.pending = []
+        return batch
+
+    def flush(self) -> None:
+        """Send everything queued, in the background (at hand and match end, with a
+        fault): a seat that is not on turn is not woken for every move."""
+        batch = self._batch()
+        if batch is not None:
+            self._writes = asyncio.create_task(self._write_after(self._writes, batch))
+
+    async def _write_after(self, before: asyncio.Task[None] | None, batch: pb.RefereeBatch) -> None:
+        if before is not None:
+            await before
+        if self.live:
+            try:
+                await self.stream.write(batch)
+            except Exception:  # the stream broke: the reader task reports the disconnect
+                self.live = False
+
+    async def flush_now(self) -> None:
+        """Send everything queued and wait until it is written (the turn request)."""
+        batch = self._batch()
+        if self._writes is not None:
+            await self._writes
+            self._writes = None
+        if batch is not None and self.live:
+            await self.stream.write(batch)
+
+    async def drain(self) -> None:
+        """Wait for background writes (bounded: used at match end)."""
+        if self._writes is not None:
+            try:
+                async with asyncio.timeout(2):
+                    await self._writes
+            except (TimeoutError, Exception):
+                pass
 
     def close(self) -> None:
-        self.outbox.put_nowait(None)
+        self.closed.set()
 
 
 def default_move(legal: list[Move]) -> Move:
@@ -148,7 +199,8 @@ class MatchSession:
         self.started = asyncio.Event()
 
     # ----- connection side (called by the gRPC handler) -------------------------------
-    def attach(self, seat: Seat, bot_name: str) -> None:
+    def attach(self, seat: Seat, bot_name: str, stream: Any) -> None:
+        seat.stream = stream
         seat.live = True
         seat.bot_name = bot_name[:100]
         seat.connected.set()
@@ -164,11 +216,13 @@ class MatchSession:
                 )
             )
         )
+        seat.flush()
 
     def detach(self, seat: Seat, reason: str) -> None:
         """The seat's stream ended (or was cut): the bot is gone for good."""
-        if seat.live:
+        if seat.live or seat.stream is not None:
             seat.live = False
+            seat.stream = None
             seat.inbox.put_nowait((DISCONNECTED, reason))
 
     def deliver(self, seat: Seat, msg: pb.BotMessage) -> bool:
@@ -221,11 +275,14 @@ class MatchSession:
                     )
                 )
             )
+            seat.flush()
 
     # ----- the match ---------------------------------------------------------------------
-    def broadcast(self, msg: pb.RefereeMessage) -> None:
+    def broadcast(self, msg: pb.RefereeMessage, flush: bool = False) -> None:
         for seat in self.seats:
             seat.send(msg)
+            if flush:
+                seat.flush()
 
     async def wait_for_seats(self) -> None:
         deadline = self.tc.startup_ms / 1000
@@ -275,7 +332,8 @@ class MatchSession:
                             scores=result.scores,
                             cumulative=result.cumulative,
                         )
-                    )
+                    ),
+                    flush=True,
                 )
                 if self.on_hand_end:
                     self.on_hand_end(self, result)
@@ -290,13 +348,15 @@ class MatchSession:
                         places=game.places(),
                         forfeited=[s.forfeited for s in self.seats],
                     )
-                )
+                ),
+                flush=True,
             )
             self.record({"type": "match_end", **{k: summary[k] for k in ("hands", "seats")}})
             return summary
         finally:
             self.finished = True
             for seat in self.seats:
+                await seat.drain()
                 seat.close()
 
     def _start_hand(self) -> None:
@@ -325,17 +385,17 @@ class MatchSession:
     async def _one_turn(self) -> None:
         g = self.game
         seat = self.seats[g.turn]
-        legal = g.legal_moves()
         self.turn_id += 1
         turn_id = self.turn_id
         by_referee = False
         t0 = time.perf_counter()
         if seat.forfeited:
-            move: Move = fallback_move(legal)
+            move: Move = fallback_move(g.legal_moves())
             by_referee = True
         else:
             chosen = await self._ask(seat, turn_id)
             if chosen is None:
+                legal = g.legal_moves()
                 move = fallback_move(legal) if seat.forfeited else default_move(legal)
                 by_referee = True
             else:
@@ -394,12 +454,23 @@ class MatchSession:
         )
         start = time.perf_counter()
         budget = (self.tc.move_ms + seat.bank_ms) / 1000
+        try:
+            async with asyncio.timeout(budget):  # cheaper than wait_for: no new task
+                await seat.flush_now()
+        except TimeoutError:
+            seat.bank_ms = 0
+            self._fault(seat, "timeout", "the bot does not read its messages")
+            return None
+        except Exception as exc:
+            self._fault(seat, "disconnect", f"stream broke: {type(exc).__name__}")
+            return None
         while True:
             remaining = budget - (time.perf_counter() - start)
             try:
                 if remaining <= 0:
                     raise TimeoutError
-                msg = await asyncio.wait_for(seat.inbox.get(), remaining)
+                async with asyncio.timeout(remaining):
+                    msg = await seat.inbox.get()
             except TimeoutError:
                 seat.bank_ms = 0
                 self._fault(
@@ -455,22 +526,30 @@ class MatchSession:
                 self._fault(seat, "protocol", f"card id {bad[0]} is not in 0..51")
                 return None
             move = [CARDS[i] for i in action.cards]
-        why = self.game.refusal(move)
-        if why is not None:
+        try:
+            return self.game.validate(move)
+        except IllegalMoveError as exc:
             shown = "pass" if move is PASS else " ".join(str(c) for c in move)
-            self._fault(seat, "illegal", f"{shown}: {why}")
+            self._fault(seat, "illegal", f"{shown}: {exc.reason}")
             return None
-        if move is PASS:
-            return PASS
-        combo = self.game.rules.classify(move)
-        assert isinstance(combo, Combination)
-        return combo
 
     # ----- results -----------------------------------------------------------------------
+    def turn_stats(self) -> dict[str, float]:
+        """Round trip per bot move (turn request queued → action received), in ms."""
+        times = sorted(self.turn_times_ms)
+        if not times:
+            return {"n": 0}
+        return {
+            "n": len(times),
+            "median_ms": round(times[len(times) // 2], 3),
+            "p99_ms": round(times[min(len(times) - 1, int(len(times) * 0.99))], 3),
+        }
+
     def summary(self) -> dict[str, Any]:
         g = self.game
         places = g.places()
         return {
+            "turn_round_trip": self.turn_stats(),
             "match_id": self.match_id,
             "rules": self.rules.to_dict(),
             "seed": self.seed,

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import resource
 import signal
 import sys
 from pathlib import Path
@@ -16,15 +15,6 @@ from ..bots import BotSpec
 from .base import BotHandle, Credentials, Sandbox
 
 STDERR_CAP = 64 * 1024
-
-
-def _limits(memory_mb: int, cpu_s: int, fsize_mb: int, nofile: int) -> None:
-    """Runs in the child before exec."""
-    resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize_mb << 20, fsize_mb << 20))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 class ProcessHandle(BotHandle):
@@ -77,7 +67,13 @@ class ProcessSandbox(Sandbox):
         }
         stderr_path = home / "stderr.log"
         with open(stderr_path, "wb") as err:
+            limits = [str(x) for x in self.limits]
             proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "arena.sandbox.launch",
+                *limits,
+                "--",
                 sys.executable,
                 "-m",
                 "bigtwo.run",
@@ -88,6 +84,5 @@ class ProcessSandbox(Sandbox):
                 cwd=home,
                 env=env,
                 start_new_session=True,
-                preexec_fn=lambda: _limits(*self.limits),
             )
         return ProcessHandle(proc, stderr_path)

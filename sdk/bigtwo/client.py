@@ -53,9 +53,20 @@ class SeatView:
         self.trick: Combination | None = None
         self.trick_owner: int | None = None
         self.position = Position(self.rules, self.seat, 0, list(self.cards_left))
+        self._sorted: tuple[Any, ...] = ()
+        self._sorted_mask = 0
+        self._results: tuple[HandResult, ...] = ()
 
     def _combo(self, ids: Iterable[int]) -> Combination:
-        combo = self.rules.classify([CARDS[i] for i in ids])
+        ids = tuple(ids)
+        trick = self.trick
+        if trick is not None:  # the play to beat is usually the last one seen: reuse it
+            mask = 0
+            for i in ids:
+                mask |= 1 << i
+            if mask == trick.mask:
+                return trick
+        combo = self.rules._tables.classify(ids) if all(0 <= i < 52 for i in ids) else None
         if combo is None:
             raise ValueError(f"referee sent a play that is no combination: {list(ids)}")
         return combo
@@ -130,18 +141,23 @@ class SeatView:
             p.first_trick = turn.first_trick
             p.lone_two_lifted = turn.lone_two_lifted
             legal = tuple(p.legal_moves())
+        if self._sorted_mask != self.hand_mask:
+            self._sorted = tuple(self.rules.sort_cards(cards_from_mask(self.hand_mask)))
+            self._sorted_mask = self.hand_mask
+        if len(self._results) != len(self.results):
+            self._results = tuple(self.results)
         return Observation(
             rules=self.rules,
             seat=self.seat,
-            hand=tuple(self.rules.sort_cards(cards_from_mask(self.hand_mask))),
+            hand=self._sorted,
             turn=self.seat if turn is not None else -1,
             trick=to_beat if turn is not None else self.trick,
             trick_owner=self.trick_owner,
             cards_left=tuple(self.cards_left),
-            history=tuple(self.history),
+            history=self.history,  # the view's own list: no copy per turn
             hand_no=self.hand_no,
             scores=tuple(self.scores),
-            results=tuple(self.results),
+            results=self._results,
             legal_moves=legal,
             must_include=must,
             locked_out=locked,
@@ -225,37 +241,48 @@ async def play_match(
         )
         view: SeatView | None = None
         while True:
-            msg = await call.read()
-            if msg is grpc.aio.EOF:
+            batch = await call.read()
+            if batch is grpc.aio.EOF:
                 return None
-            kind = msg.WhichOneof("msg")
-            if kind == "match_start":
-                view = SeatView(msg.match_start)
-                _call_hook(bot.on_match_start, view.observation())
-                continue
-            if view is None:
-                raise RuntimeError(f"referee sent {kind} before match_start")
-            if kind == "turn":
-                action = decide(bot, msg.turn.turn_id, view.observation(msg.turn))
-                await call.write(pb.BotMessage(action=action))
-            elif kind == "move":
-                _call_hook(bot.on_event, view.move(msg.move))
-            elif kind == "hand_start":
-                view.hand_start(msg.hand_start)
-                _call_hook(bot.on_hand_start, view.observation())
-            elif kind == "trick_won":
-                view.trick_won(msg.trick_won)
-            elif kind == "hand_end":
-                _call_hook(bot.on_hand_end, view.hand_end(msg.hand_end))
-            elif kind == "fault":
-                f = msg.fault
-                log.warning("referee fault: %s (%s), strikes %d", f.kind, f.detail, f.strikes)
-                _call_hook(bot.on_fault, f.kind, f.detail)
-            elif kind == "match_end":
-                end = msg.match_end
-                _call_hook(bot.on_match_end, tuple(end.scores), tuple(end.places))
-                await call.done_writing()
-                return end
+            for msg in batch.messages:
+                view, end = await _handle(bot, call, view, msg)
+                if end is not None:
+                    await call.done_writing()
+                    return end
+
+
+async def _handle(
+    bot: Bot, call: Any, view: SeatView | None, msg: pb.RefereeMessage
+) -> tuple[SeatView | None, pb.MatchEnd | None]:
+    """Handle one message of a batch; returns the (new) view, and the MatchEnd when over."""
+    kind = msg.WhichOneof("msg")
+    if kind == "match_start":
+        view = SeatView(msg.match_start)
+        _call_hook(bot.on_match_start, view.observation())
+        return view, None
+    if view is None:
+        raise RuntimeError(f"referee sent {kind} before match_start")
+    if kind == "turn":
+        action = decide(bot, msg.turn.turn_id, view.observation(msg.turn))
+        await call.write(pb.BotMessage(action=action))
+    elif kind == "move":
+        _call_hook(bot.on_event, view.move(msg.move))
+    elif kind == "hand_start":
+        view.hand_start(msg.hand_start)
+        _call_hook(bot.on_hand_start, view.observation())
+    elif kind == "trick_won":
+        view.trick_won(msg.trick_won)
+    elif kind == "hand_end":
+        _call_hook(bot.on_hand_end, view.hand_end(msg.hand_end))
+    elif kind == "fault":
+        f = msg.fault
+        log.warning("referee fault: %s (%s), strikes %d", f.kind, f.detail, f.strikes)
+        _call_hook(bot.on_fault, f.kind, f.detail)
+    elif kind == "match_end":
+        end = msg.match_end
+        _call_hook(bot.on_match_end, tuple(end.scores), tuple(end.places))
+        return view, end
+    return view, None
 
 
 def run(bot: Bot, address: str, match_id: str, seat: int, token: str) -> pb.MatchEnd | None:

@@ -279,6 +279,11 @@ class Game:
         """Public flag for the referee's turn requests (see ``no_lone_two_finish``)."""
         return self.rules.no_lone_two_finish and self._lone_two_lifted()
 
+    def validate(self, move: Any) -> Move:
+        """``move`` as the engine sees it (a Combination of these rules, or PASS), ready to
+        apply; IllegalMoveError saying why when it is not legal now."""
+        return self._check(move)
+
     def refusal(self, move: Any) -> str | None:
         """Why ``move`` would be refused now, or ``None`` when it is legal."""
         try:

@@ -10,6 +10,7 @@ side from the messages it receives.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,8 +37,8 @@ class Observation:
     trick_owner: int | None
     """Seat that made the play to beat."""
     cards_left: tuple[int, ...]
-    history: tuple[Action, ...]
-    """Every public play and pass of the match so far, oldest first."""
+    history: Sequence[Action]
+    """Every public play and pass of the match so far, oldest first (read only)."""
     hand_no: int
     scores: tuple[int, ...]
     """Cumulative scores (higher is better)."""

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cards import Card, CardParseError, parse_cards
+from .cards import CARDS, Card, CardParseError, parse_cards
 from .combos import BOMBS, Combination, Tables, reversed_key
 
 
@@ -166,7 +166,7 @@ class RuleSet:
 
     def sort_cards(self, cards: Iterable[int]) -> list[Card]:
         """Cards weakest first."""
-        return sorted((Card(int(c)) for c in cards), key=self._tables.strength.__getitem__)
+        return sorted([CARDS[c] for c in cards], key=self._tables.strength.__getitem__)
 
     @property
     def lowest_card(self) -> Card:

@@ -204,23 +204,22 @@ def test_raw_bytes_sent_to_a_bot_never_hold_another_seats_cards():
                 view = None
                 bot = Greedy()
                 while True:
-                    msg = await call.read()
-                    if msg is grpc.aio.EOF:
+                    batch = await call.read()
+                    if batch is grpc.aio.EOF:
                         break
-                    received.append(msg.SerializeToString())
-                    kind = msg.WhichOneof("msg")
-                    if kind == "match_start":
-                        view = SeatView(msg.match_start)
-                    elif kind == "hand_start":
-                        view.hand_start(msg.hand_start)
-                    elif kind == "move":
-                        view.move(msg.move)
-                    elif kind == "turn":
-                        await call.write(
-                            pb.BotMessage(
-                                action=decide(bot, msg.turn.turn_id, view.observation(msg.turn))
-                            )
-                        )
+                    received.append(batch.SerializeToString())
+                    for msg in batch.messages:
+                        kind = msg.WhichOneof("msg")
+                        if kind == "match_start":
+                            view = SeatView(msg.match_start)
+                        elif kind == "hand_start":
+                            view.hand_start(msg.hand_start)
+                        elif kind == "move":
+                            view.move(msg.move)
+                        elif kind == "turn":
+                            obs = view.observation(msg.turn)
+                            action = decide(bot, msg.turn.turn_id, obs)
+                            await call.write(pb.BotMessage(action=action))
             summary = await runner
             return received, summary
 
@@ -230,8 +229,8 @@ def test_raw_bytes_sent_to_a_bot_never_hold_another_seats_cards():
     mine: set[int] = set()
     played: set[int] = set()
     seen_any = 0
-    for raw in received:
-        msg = pb.RefereeMessage.FromString(raw)
+    messages = [m for raw in received for m in pb.RefereeBatch.FromString(raw).messages]
+    for msg in messages:
         kind = msg.WhichOneof("msg")
         body = getattr(msg, kind)
         if kind == "hand_start":

@@ -53,6 +53,12 @@ class Action(_message.Message):
     error_detail: str
     def __init__(self, turn_id: _Optional[int] = ..., cards: _Optional[_Iterable[int]] = ..., error: _Optional[_Union[BotError, str]] = ..., error_detail: _Optional[str] = ..., **kwargs) -> None: ...
 
+class RefereeBatch(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[RefereeMessage]
+    def __init__(self, messages: _Optional[_Iterable[_Union[RefereeMessage, _Mapping]]] = ...) -> None: ...
+
 class RefereeMessage(_message.Message):
     __slots__ = ("match_start", "hand_start", "move", "trick_won", "hand_end", "match_end", "turn", "fault")
     MATCH_START_FIELD_NUMBER: _ClassVar[int]

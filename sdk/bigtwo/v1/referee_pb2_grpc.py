@@ -37,7 +37,7 @@ class RefereeStub:
         self.Play = channel.stream_stream(
                 '/bigtwo.v1.Referee/Play',
                 request_serializer=bigtwo_dot_v1_dot_referee__pb2.BotMessage.SerializeToString,
-                response_deserializer=bigtwo_dot_v1_dot_referee__pb2.RefereeMessage.FromString,
+                response_deserializer=bigtwo_dot_v1_dot_referee__pb2.RefereeBatch.FromString,
                 _registered_method=True)
 
 
@@ -62,7 +62,7 @@ def add_RefereeServicer_to_server(servicer, server):
             'Play': grpc.stream_stream_rpc_method_handler(
                     servicer.Play,
                     request_deserializer=bigtwo_dot_v1_dot_referee__pb2.BotMessage.FromString,
-                    response_serializer=bigtwo_dot_v1_dot_referee__pb2.RefereeMessage.SerializeToString,
+                    response_serializer=bigtwo_dot_v1_dot_referee__pb2.RefereeBatch.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -91,7 +91,7 @@ class Referee:
             target,
             '/bigtwo.v1.Referee/Play',
             bigtwo_dot_v1_dot_referee__pb2.BotMessage.SerializeToString,
-            bigtwo_dot_v1_dot_referee__pb2.RefereeMessage.FromString,
+            bigtwo_dot_v1_dot_referee__pb2.RefereeBatch.FromString,
             options,
             channel_credentials,
             insecure,
