@@ -1,8 +1,10 @@
 """What a user may name as a bot on the command line, resolved to a file to run.
 
 A BOT is a sample bot's name (``random``, ``greedy``, ``heuristic``), a folder holding
-``bot.py``, or ``path/to/file.py[:Class]``.  Only existence is checked here: the bot's code is
-untrusted and runs in its sandbox, never in the arena's process (except ``inproc``)."""
+``bot.py``, ``path/to/file.py[:Class]``, or ``remote[:NAME]`` for a seat whose bot someone
+starts by hand and connects over TCP (``arena match --listen``).  Only existence is
+checked here: the bot's code is untrusted and runs in its sandbox, never in the arena's
+process (except ``inproc``)."""
 
 from __future__ import annotations
 
@@ -22,9 +24,11 @@ class BotSpecError(ValueError):
 class BotSpec:
     name: str
     """Short public name, shown to every seat and in results."""
-    path: Path
-    """The bot's Python file."""
+    path: Path | None
+    """The bot's Python file (None for a remote seat)."""
     cls: str | None = None
+    remote: bool = False
+    """The arena starts nothing: the bot is run by hand and connects over TCP."""
 
     @property
     def runner_spec(self) -> str:
@@ -43,6 +47,11 @@ def sample_names() -> list[str]:
 
 
 def resolve(text: str) -> BotSpec:
+    if text == "remote" or text.startswith("remote:"):
+        name = text.partition(":")[2] or "remote"
+        if not name.replace("-", "").replace("_", "").isalnum() or len(name) > 40:
+            raise BotSpecError(f"bot {text!r}: a remote seat's name is letters, digits, - and _")
+        return BotSpec(name, None, None, remote=True)
     target, cls = split_spec(text)
     if "/" not in target and not target.endswith(".py") and (SAMPLE_BOTS / target).is_dir():
         path = SAMPLE_BOTS / target / "bot.py"
@@ -60,7 +69,7 @@ def resolve(text: str) -> BotSpec:
     samples = ", ".join(sample_names()) or "none found"
     raise BotSpecError(
         f"bot {text!r}: no such sample bot, folder or file (sample bots: {samples}; "
-        "or give a folder with bot.py, or path/to/file.py[:Class])"
+        "or give a folder with bot.py, path/to/file.py[:Class], or remote[:NAME])"
     )
 
 

@@ -133,11 +133,21 @@ def match(
     record: Annotated[
         Path | None, typer.Option(help="Write the match record (JSON Lines) to this file.")
     ] = None,
+    listen: Annotated[
+        str | None,
+        typer.Option(
+            help="Also listen on TCP HOST:PORT (port 0 picks one), for `remote` seats whose "
+            "bots are started by hand. Unencrypted: use on a trusted network.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON only.")] = False,
 ) -> None:
     """Referee a match between bots, each in its own sandbox, over gRPC.
 
     Example: arena match --rules hk --hands 8 --seed 1 random greedy heuristic my_bot.py
+
+    A seat given as remote[:NAME] is played by a bot someone starts by hand; with
+    --listen 0.0.0.0:50051 the arena prints the command that connects it.
     """
     import asyncio
 
@@ -159,6 +169,8 @@ def match(
         specs = [resolve(b) for b in bots]
     except BotSpecError as exc:
         raise _fail(str(exc)) from None
+    if any(sp.remote for sp in specs) and not listen:
+        raise _fail("a remote seat needs --listen HOST:PORT")
     if record is not None and (record.is_dir() or not record.parent.is_dir()):
         raise _fail(f"--record {record}: not a writable file path")
     tc = TimeControl(
@@ -167,9 +179,30 @@ def match(
     console = Console(quiet=as_json, highlight=False)
     printer = _HandPrinter(console, [s.name for s in specs])
     try:
-        summary = asyncio.run(
-            run_match(specs, ruleset, seed, tc, sandbox, record, on_hand_end=printer)
-        )
+
+        def show_remote(creds, name) -> None:  # type: ignore[no-untyped-def]
+            Console(stderr=True, soft_wrap=True, highlight=False).print(
+                f"seat {creds.seat} ({name}) waits {startup_ms / 1000:g} s for its bot: "
+                f"python -m bigtwo.run BOT --address {creds.address} --match-id "
+                f"{creds.match_id} --seat {creds.seat} --token {creds.token}"
+            )
+
+        try:
+            summary = asyncio.run(
+                run_match(
+                    specs,
+                    ruleset,
+                    seed,
+                    tc,
+                    sandbox,
+                    record,
+                    on_hand_end=printer,
+                    listen_tcp=listen,
+                    on_remote=show_remote,
+                )
+            )
+        except OSError as exc:
+            raise _fail(f"cannot run the referee: {exc}") from None
     except KeyboardInterrupt:
         raise _fail(
             "interrupted; bots stopped" + (f", partial record in {record}" if record else ""), 130

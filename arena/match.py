@@ -31,8 +31,14 @@ async def run_match(
     record_path: Path | None = None,
     on_hand_end: Callable[[MatchSession, Any], None] | None = None,
     listen_tcp: str | None = None,
+    on_remote: Callable[[Credentials, str], None] | None = None,
 ) -> dict[str, Any]:
-    """Play one match; returns the result summary (see MatchSession.summary)."""
+    """Play one match; returns the result summary (see MatchSession.summary).
+
+    Remote seats (``BotSpec.remote``) need ``listen_tcp``; ``on_remote(credentials, name)``
+    is told how each may connect, and should show it to whoever starts that bot."""
+    if any(b.remote for b in bots) and not listen_tcp:
+        raise ValueError("a remote seat needs a TCP address to listen on (--listen HOST:PORT)")
     names = unique_names(bots)
     workdir = tempfile.mkdtemp(prefix="arena-")
     writer = RecordWriter(record_path) if record_path else None
@@ -41,8 +47,7 @@ async def run_match(
     watchers: list[asyncio.Task] = []
     try:
         address = server.listen_unix(socket_path(Path(workdir)))
-        if listen_tcp:
-            server.listen_tcp(listen_tcp)
+        tcp_address = server.listen_tcp(listen_tcp) if listen_tcp else None
         session = MatchSession(
             rules,
             [SeatSpec(n) for n in names],
@@ -55,7 +60,13 @@ async def run_match(
         await server.start()
         box = make_sandbox(sandbox)
         for i, bot in enumerate(bots):
-            creds = Credentials(address, session.match_id, i, session.seats[i].spec.token)
+            token = session.seats[i].spec.token
+            if bot.remote:
+                assert tcp_address is not None
+                if on_remote:
+                    on_remote(Credentials(tcp_address, session.match_id, i, token), bot.name)
+                continue
+            creds = Credentials(address, session.match_id, i, token)
             handle = await box.start(bot, creds, workdir)
             handles.append(handle)
 

@@ -129,7 +129,14 @@ class RefereeServer:
         return address
 
     def listen_tcp(self, host_port: str) -> str:
-        port = self.server.add_insecure_port(host_port)
+        """Listen on TCP ``HOST:PORT`` (port 0 picks a free one); returns the address."""
+        host, sep, port_text = host_port.rpartition(":")
+        if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+            raise OSError(f"--listen {host_port!r}: expected HOST:PORT, e.g. 127.0.0.1:50051")
+        try:
+            port = self.server.add_insecure_port(host_port)
+        except RuntimeError as exc:
+            raise OSError(f"cannot listen on {host_port}: {exc}") from None
         if port == 0:
             raise OSError(f"cannot listen on {host_port}")
         host = host_port.rsplit(":", 1)[0]

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -174,3 +175,60 @@ def test_replay_rejects_garbage(tmp_path):
     bad.write_text("not json\n")
     proc = arena("replay", str(bad))
     assert proc.returncode == 1 and "bad.jsonl:1: not JSON" in proc.stderr
+
+
+def test_remote_seat_joins_over_tcp_with_the_printed_command(tmp_path):
+    """A bot started by hand (as a student would) joins a match over loopback TCP."""
+    import re
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "match",
+            "--hands",
+            "1",
+            "--listen",
+            "127.0.0.1:0",
+            "--startup-ms",
+            "60000",
+            "--json",
+            "greedy",
+            "random",
+            "remote:alice",
+            "greedy",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stderr.readline()
+        m = re.search(
+            r"python -m bigtwo\.run BOT (--address \S+ --match-id \S+ --seat 2 "
+            r"--token \S+)",
+            line,
+        )
+        assert m, line
+        heuristic = Path(__file__).resolve().parents[2] / "sample_bots" / "heuristic"
+        bot = subprocess.run(
+            [sys.executable, "-m", "bigtwo.run", str(heuristic), *m.group(1).split()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert bot.returncode == 0, bot.stderr
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    result = json.loads(out)
+    assert result["seats"][2]["bot"] == "alice" and result["seats"][2]["faults"] == []
+
+
+def test_remote_seat_needs_listen():
+    proc = arena("match", "random", "remote", "greedy", "greedy")
+    assert proc.returncode == 2 and "--listen" in proc.stderr
+    proc = arena("match", "--listen", "nonsense", "random", "remote", "greedy", "greedy")
+    assert proc.returncode == 2 and "HOST:PORT" in proc.stderr
