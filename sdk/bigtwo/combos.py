@@ -286,6 +286,9 @@ class Tables:
         )
 
     def classify(self, ids: tuple[int, ...]) -> Combination | None:
+        if len(ids) == 1:  # the commonest play, made without the general path
+            c = ids[0]
+            return Combination((CARDS[c],), _BIT[c], SINGLE, self.strength[c], self.rules)
         if len(set(ids)) != len(ids):
             return None
         cat = self.category_of(ids)
