@@ -250,3 +250,42 @@ def test_raw_bytes_sent_to_a_bot_never_hold_another_seats_cards():
     assert seen_any > 50
     for descriptor in pb.DESCRIPTOR.message_types_by_name.values():
         assert "seed" not in descriptor.fields_by_name
+
+
+def test_malformed_actions_are_protocol_faults():
+    """Card ids out of range, and an action that both passes and plays, on the seat's turn."""
+
+    async def scenario():
+        async with Arena() as arena:
+            session = arena.session()
+            runner = asyncio.create_task(session.run())
+            arena.honest(session, [1, 2, 3])
+            async with arena.channel() as ch:
+                call = pb_grpc.RefereeStub(ch).Play()
+                await call.write(hello(session, 0))
+                bad = [
+                    pb.Action(cards=[99]),
+                    pb.Action(cards=[0], **{"pass": True}),
+                    pb.Action(error=7),
+                ]
+                sent = 0
+                while True:
+                    batch = await call.read()
+                    if batch is grpc.aio.EOF:
+                        break
+                    for msg in batch.messages:
+                        if msg.WhichOneof("msg") == "turn":
+                            action = bad[sent % len(bad)]
+                            action.turn_id = msg.turn.turn_id
+                            await call.write(pb.BotMessage(action=action))
+                            sent += 1
+            return await runner
+
+    summary = run(scenario())
+    honest_seats_clean(summary)
+    faults = summary["seats"][0]["faults"]
+    assert [f["kind"] for f in faults] == ["protocol"] * 3
+    assert "card id 99" in faults[0]["detail"]
+    assert "both passes and plays" in faults[1]["detail"]
+    assert "unknown error code 7" in faults[2]["detail"]
+    assert summary["seats"][0]["forfeit"]
