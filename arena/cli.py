@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -178,34 +179,47 @@ def match(
     )
     console = Console(quiet=as_json, highlight=False)
     printer = _HandPrinter(console, [s.name for s in specs])
+
+    def show_remote(creds, name) -> None:  # type: ignore[no-untyped-def]
+        Console(stderr=True, soft_wrap=True, highlight=False).print(
+            f"seat {creds.seat} ({name}) waits {startup_ms / 1000:g} s for its bot: "
+            f"python -m bigtwo.run BOT --address {creds.address} --match-id "
+            f"{creds.match_id} --seat {creds.seat} --token {creds.token}"
+        )
+
+    got: list[int] = []
+
+    async def guarded() -> dict:
+        # Ctrl-C and SIGTERM cancel the match; run_match then stops every bot, closes the
+        # record and removes the match folder before we exit.
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                loop.add_signal_handler(sig, lambda sig=sig: (got.append(sig), task.cancel()))
+        return await run_match(
+            specs,
+            ruleset,
+            seed,
+            tc,
+            sandbox,
+            record,
+            on_hand_end=printer,
+            listen_tcp=listen,
+            on_remote=show_remote,
+        )
+
     try:
-
-        def show_remote(creds, name) -> None:  # type: ignore[no-untyped-def]
-            Console(stderr=True, soft_wrap=True, highlight=False).print(
-                f"seat {creds.seat} ({name}) waits {startup_ms / 1000:g} s for its bot: "
-                f"python -m bigtwo.run BOT --address {creds.address} --match-id "
-                f"{creds.match_id} --seat {creds.seat} --token {creds.token}"
-            )
-
-        try:
-            summary = asyncio.run(
-                run_match(
-                    specs,
-                    ruleset,
-                    seed,
-                    tc,
-                    sandbox,
-                    record,
-                    on_hand_end=printer,
-                    listen_tcp=listen,
-                    on_remote=show_remote,
-                )
-            )
-        except OSError as exc:
-            raise _fail(f"cannot run the referee: {exc}") from None
-    except KeyboardInterrupt:
+        summary = asyncio.run(guarded())
+    except OSError as exc:
+        raise _fail(f"cannot run the referee: {exc}") from None
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        code = 143 if got and got[-1] == signal.SIGTERM else 130
         raise _fail(
-            "interrupted; bots stopped" + (f", partial record in {record}" if record else ""), 130
+            "interrupted; every bot stopped"
+            + (f"; the record so far is in {record} (arena replay checks it)" if record else ""),
+            code,
         ) from None
     if as_json:
         sys.stdout.write(json.dumps(summary) + "\n")

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -232,3 +233,56 @@ def test_remote_seat_needs_listen():
     assert proc.returncode == 2 and "--listen" in proc.stderr
     proc = arena("match", "--listen", "nonsense", "random", "remote", "greedy", "greedy")
     assert proc.returncode == 2 and "HOST:PORT" in proc.stderr
+
+
+@pytest.mark.parametrize("sig, code", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_interrupting_a_match_stops_every_bot_and_keeps_the_record(tmp_path, sig, code):
+    import signal
+    import time
+
+    record = tmp_path / "m.jsonl"
+    tmp = Path(tempfile.gettempdir())
+    before = set(tmp.glob("arena-*"))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "match",
+            "--hands",
+            "5000",
+            "--record",
+            str(record),
+            "random",
+            "greedy",
+            "heuristic",
+            "greedy",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (
+        not record.exists() or record.read_text().count('"hand_end"') < 2
+    ):
+        time.sleep(0.2)
+    bots = subprocess.run(
+        ["pgrep", "-f", "-P", str(proc.pid), "bigtwo.run"], capture_output=True, text=True
+    ).stdout.split()
+    assert len(bots) == 4
+    folders = set(tmp.glob("arena-*")) - before  # the match's private folder
+    assert len(folders) == 1
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert "interrupted; every bot stopped" in err and str(record) in err
+    assert "Traceback" not in err
+    time.sleep(0.5)
+    for pid in bots:  # every bot process is gone
+        assert (
+            not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+        )
+    assert not any(f.exists() for f in folders)  # socket and seat folders removed
+    replayed = arena("replay", "--quiet", str(record))
+    assert replayed.returncode == 0 and "INCOMPLETE" in replayed.stdout
