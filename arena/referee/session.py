@@ -16,6 +16,7 @@ meaningful, and the result marks the forfeit.  Every fault is recorded with its 
 from __future__ import annotations
 
 import asyncio
+import gc
 import secrets
 import time
 from collections.abc import Callable
@@ -314,6 +315,7 @@ class MatchSession:
         )
         try:
             await self.wait_for_seats()
+            gc.freeze()  # long-lived objects out of the collector's scans: shorter pauses
             self.started.set()
             game = self.game
             while True:
