@@ -356,6 +356,7 @@ class MatchSession:
             self.record({"type": "match_end", **{k: summary[k] for k in ("hands", "seats")}})
             return summary
         finally:
+            gc.unfreeze()  # a long-lived referee process must not keep them out for ever
             self.finished = True
             for seat in self.seats:
                 await seat.drain()
