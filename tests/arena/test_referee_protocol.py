@@ -51,6 +51,21 @@ class Arena:
         self.server.add(s)
         return s
 
+    def start(self, honest=(1, 2, 3), **kw):
+        """A session with its match running and honest bots in the ``honest`` seats."""
+        session = self.session(**kw)
+        runner = asyncio.create_task(session.run())
+        self.honest(session, honest)
+        return session, runner
+
+    @contextlib.asynccontextmanager
+    async def seat(self, session, seat=0, **opts):
+        """A raw stream for ``seat``, already past its Hello."""
+        async with self.channel(**opts) as ch:
+            call = pb_grpc.RefereeStub(ch).Play()
+            await call.write(hello(session, seat))
+            yield call
+
     def honest(self, session, seats):
         for i in seats:
             tok = session.seats[i].spec.token
@@ -118,9 +133,7 @@ def test_authentication_refusals_and_then_a_normal_match():
 def test_a_second_stream_for_a_seat_is_refused():
     async def scenario():
         async with Arena() as arena:
-            session = arena.session()
-            runner = asyncio.create_task(session.run())
-            arena.honest(session, range(4))
+            session, runner = arena.start(honest=range(4))
             await session.started.wait()
             code, why = await first_reply(arena, hello(session, 2))
             assert code == grpc.StatusCode.ALREADY_EXISTS and "seat 2" in why
@@ -132,12 +145,8 @@ def test_a_second_stream_for_a_seat_is_refused():
 def test_a_64_mib_message_cuts_only_that_seat_and_the_next_match_is_normal():
     async def scenario():
         async with Arena() as arena:
-            session = arena.session()
-            runner = asyncio.create_task(session.run())
-            arena.honest(session, [1, 2, 3])
-            async with arena.channel(**{"grpc.max_send_message_length": -1}) as ch:
-                call = pb_grpc.RefereeStub(ch).Play()
-                await call.write(hello(session, 0))
+            session, runner = arena.start()
+            async with arena.seat(session, **{"grpc.max_send_message_length": -1}) as call:
                 big = pb.BotMessage(action=pb.Action(turn_id=1, error_detail="x" * (64 << 20)))
                 with contextlib.suppress(Exception):
                     await call.write(big)
@@ -149,9 +158,7 @@ def test_a_64_mib_message_cuts_only_that_seat_and_the_next_match_is_normal():
             honest_seats_clean(summary)
             bad = summary["seats"][0]
             assert bad["forfeit"] and bad["faults"][0]["kind"] == "disconnect"
-            again = arena.session(seed=2)
-            runner = asyncio.create_task(again.run())
-            arena.honest(again, range(4))
+            _, runner = arena.start(honest=range(4), seed=2)
             honest_seats_clean(await runner, bad=None)
 
     run(scenario())
@@ -160,12 +167,8 @@ def test_a_64_mib_message_cuts_only_that_seat_and_the_next_match_is_normal():
 def test_garbage_floods_and_out_of_turn_actions_are_faults():
     async def scenario():
         async with Arena() as arena:
-            session = arena.session()
-            runner = asyncio.create_task(session.run())
-            arena.honest(session, [1, 2, 3])
-            async with arena.channel() as ch:
-                call = pb_grpc.RefereeStub(ch).Play()
-                await call.write(hello(session, 0))
+            session, runner = arena.start()
+            async with arena.seat(session) as call:
                 for i in range(200):  # out of turn, wrong turn ids, hellos again, empties
                     msg = [
                         pb.BotMessage(action=pb.Action(turn_id=10_000 + i)),
@@ -194,13 +197,9 @@ def test_raw_bytes_sent_to_a_bot_never_hold_another_seats_cards():
 
     async def scenario():
         async with Arena() as arena:
-            session = arena.session(seed=5, rules=RULES.replace(match_end_value=3))
-            runner = asyncio.create_task(session.run())
-            arena.honest(session, [1, 2, 3])
+            session, runner = arena.start(seed=5, rules=RULES.replace(match_end_value=3))
             received: list[bytes] = []
-            async with arena.channel() as ch:
-                call = pb_grpc.RefereeStub(ch).Play()
-                await call.write(hello(session, 0))
+            async with arena.seat(session) as call:
                 view = None
                 bot = Greedy()
                 while True:
@@ -257,12 +256,8 @@ def test_malformed_actions_are_protocol_faults():
 
     async def scenario():
         async with Arena() as arena:
-            session = arena.session()
-            runner = asyncio.create_task(session.run())
-            arena.honest(session, [1, 2, 3])
-            async with arena.channel() as ch:
-                call = pb_grpc.RefereeStub(ch).Play()
-                await call.write(hello(session, 0))
+            session, runner = arena.start()
+            async with arena.seat(session) as call:
                 bad = [
                     pb.Action(cards=[99]),
                     pb.Action(cards=[0], **{"pass": True}),

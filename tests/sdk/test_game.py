@@ -3,6 +3,7 @@
 import random
 
 import pytest
+from game_state import snapshot
 
 from bigtwo import PASS, Game, IllegalMoveError, RuleSet, deal, parse_cards
 
@@ -13,22 +14,6 @@ PUSOY = RuleSet.preset("pusoy")
 
 def strs(moves):
     return sorted(str(m) for m in moves)
-
-
-def snapshot(g):
-    return (
-        g.turn,
-        g.current,
-        g.last_player,
-        tuple(g.counts),
-        g.hands,
-        len(g.history),
-        g.hand_over,
-        g.first_trick,
-        g.reversed,
-        g.locked_out,
-        tuple(g.scores),
-    )
 
 
 # ----- deal and opening ------------------------------------------------------------------

@@ -10,6 +10,7 @@
 
 import random
 
+from game_state import snapshot
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -36,23 +37,6 @@ def rule_sets(draw):
     changes["match_end"] = "threshold" if scoring == "family" else "hands"
     changes["match_end_value"] = draw(st.integers(1, 3)) if scoring != "family" else 60
     return RuleSet.preset(base).replace(**changes)
-
-
-def state(g):
-    return (
-        g.turn,
-        g.current,
-        g.last_player,
-        tuple(g.counts),
-        g.hands,
-        len(g.history),
-        g.hand_over,
-        g.first_trick,
-        g.reversed,
-        g.locked_out,
-        tuple(g.scores),
-        g.must_include,
-    )
 
 
 def check_cards(g):
@@ -87,7 +71,7 @@ def check_legality(g, rng):
         else:
             assert g.refusal(combo) is not None, (combo, g.current)
     assert masks <= {c.mask for c in every}
-    before = state(g)
+    before = snapshot(g)
     for _ in range(3):  # random junk: sizes 1..6 from the whole deck
         junk = rng.sample(CARDS, rng.randint(1, 6))
         combo = g.rules.classify(junk)
@@ -98,7 +82,7 @@ def check_legality(g, rng):
                 pass
             else:
                 raise AssertionError(f"accepted {junk} not in legal_moves()")
-            assert state(g) == before
+            assert snapshot(g) == before
 
 
 @given(rules=rule_sets(), seed=st.integers(0, 10**9), move_seed=st.integers(0, 10**6))
