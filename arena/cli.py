@@ -15,6 +15,8 @@ from bigtwo import OPTION_NAMES, PRESETS, RulesError, RuleSet
 
 from .demo import DemoPrinter, match_summary, play_match, standings_table
 from .rules_options import load_rules
+from .sandbox.base import SANDBOXES, SandboxUnavailable
+from .sandbox.images import ImageBuildError
 
 app = typer.Typer(
     help="Big Two Arena: deal, referee and rate Big Two bots.",
@@ -102,9 +104,6 @@ def show_rules(
     sys.stdout.write(json.dumps(ruleset.to_dict(), indent=2) + "\n")
 
 
-SANDBOXES = ("process", "inproc")
-
-
 @app.command()
 def match(
     bots: Annotated[
@@ -123,8 +122,13 @@ def match(
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the deals.")] = 1,
     sandbox: Annotated[
-        str, typer.Option(help="Where bots run: process (own OS process) or inproc (trusted).")
-    ] = "process",
+        str,
+        typer.Option(
+            help="Where bots run: docker (a locked-down container each), process (own OS "
+            "process, weaker isolation), auto (docker when an engine answers, else process), "
+            "or inproc (trusted bots only)."
+        ),
+    ] = "auto",
     move_ms: Annotated[int, typer.Option(min=1, help="Time allowed per move.")] = 1000,
     bank_ms: Annotated[int, typer.Option(min=0, help="Time bank per seat per match.")] = 10_000,
     startup_ms: Annotated[
@@ -214,6 +218,8 @@ def match(
         summary = asyncio.run(guarded())
     except OSError as exc:
         raise _fail(f"cannot run the referee: {exc}") from None
+    except (ImageBuildError, SandboxUnavailable) as exc:
+        raise _fail(str(exc)) from None
     except (KeyboardInterrupt, asyncio.CancelledError):
         code = 143 if got and got[-1] == signal.SIGTERM else 130
         raise _fail(
@@ -317,6 +323,76 @@ def replay(
         f"{len(rep.faults)} faults, all legal; record {state}; "
         f"scores {list(rep.game.scores)}"
     )
+
+
+bot_app = typer.Typer(help="Bot images for the docker sandbox.", no_args_is_help=True)
+sandbox_app = typer.Typer(help="Sandbox housekeeping.", no_args_is_help=True)
+app.add_typer(bot_app, name="bot")
+app.add_typer(sandbox_app, name="sandbox")
+
+
+@bot_app.command("build")
+def bot_build(
+    path: Annotated[
+        str,
+        typer.Argument(
+            help="A bot folder (bot.py + optional requirements.txt) or path/to/file.py[:Class]."
+        ),
+    ],
+    name: Annotated[str | None, typer.Option(help="Image name (default: the bot's).")] = None,
+    base: Annotated[
+        str, typer.Option(help="Base image (build it offline with docker/make-base-image.sh).")
+    ] = "python:3.11-slim",
+) -> None:
+    """Build (or find in the cache) the Docker image of a bot.
+
+    The SDK and the bot's requirements are installed from wheels prepared on this machine,
+    so the image build needs no network. An unchanged bot is a cache hit.
+    """
+    from dataclasses import replace
+
+    from .bots import BotSpecError, resolve
+    from .sandbox.containers import docker_client
+    from .sandbox.images import ImageBuilder
+
+    try:
+        spec = resolve(path)
+    except BotSpecError as exc:
+        raise _fail(str(exc)) from None
+    if spec.remote:
+        raise _fail("a remote seat has no image")
+    if name:
+        spec = replace(spec, name=name)
+    client = docker_client()
+    if client is None:
+        raise _fail("no Docker engine answers (is dockerd running?)")
+    try:
+        image = ImageBuilder(client, base).ensure(spec)
+    except ImageBuildError as exc:
+        raise _fail(str(exc)) from None
+    Console(highlight=False).print(f"{image.tag} ({'cached' if image.cached else 'built'})")
+
+
+@sandbox_app.command("gc")
+def sandbox_gc() -> None:
+    """Remove what a crashed or killed run left behind: the arena's containers, its match
+    folders, and the process sandbox's control groups."""
+    import shutil
+    import tempfile
+
+    from .sandbox.containers import docker_client, match_alive, remove_leftovers
+
+    console = Console(highlight=False)
+    client = docker_client(timeout=5)
+    removed = remove_leftovers(client) if client is not None else []
+    console.print(
+        f"containers removed: {len(removed)}"
+        + ("" if client is not None else " (no Docker engine answers)")
+    )
+    folders = [f for f in Path(tempfile.gettempdir()).glob("arena-*") if not match_alive(f)]
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    console.print(f"match folders removed: {len(folders)} (running matches are left alone)")
 
 
 def main() -> None:

@@ -46,8 +46,15 @@ async def run_match(
     handles: list[BotHandle] = []
     watchers: list[asyncio.Task] = []
     try:
-        address = server.listen_unix(socket_path(Path(workdir)))
+        # one socket per seat, each in its own folder: a container sees only its own
+        socket_dirs = [Path(workdir) / f"sock{i}" for i in range(len(bots))]
+        addresses = []
+        for d in socket_dirs:
+            d.mkdir(mode=0o755)
+            addresses.append(server.listen_unix(socket_path(d)))
         tcp_address = server.listen_tcp(listen_tcp) if listen_tcp else None
+        box = make_sandbox(sandbox)
+        await box.prepare([b for b in bots if not b.remote])
         session = MatchSession(
             rules,
             [SeatSpec(n) for n in names],
@@ -58,7 +65,8 @@ async def run_match(
         )
         server.add(session)
         await server.start()
-        box = make_sandbox(sandbox)
+        for d in socket_dirs:  # the bot's user (65534 in a container) must connect
+            (d / "referee.sock").chmod(0o666)
         for i, bot in enumerate(bots):
             token = session.seats[i].spec.token
             if bot.remote:
@@ -66,13 +74,13 @@ async def run_match(
                 if on_remote:
                     on_remote(Credentials(tcp_address, session.match_id, i, token), bot.name)
                 continue
-            creds = Credentials(address, session.match_id, i, token)
+            creds = Credentials(addresses[i], session.match_id, i, token)
             handle = await box.start(bot, creds, workdir)
             handles.append(handle)
 
             async def watch(i: int = i, handle: BotHandle = handle) -> None:
-                how = await handle.wait()
-                session.process_exited(i, how)
+                how, failed = await handle.wait()
+                session.process_exited(i, how, failed)
 
             watchers.append(asyncio.create_task(watch()))
         summary = await session.run()

@@ -233,12 +233,18 @@ class MatchSession:
         seat.inbox.put_nowait(msg)
         return True
 
-    def process_exited(self, index: int, detail: str) -> None:
-        """The sandbox saw the bot's process end."""
+    def process_exited(self, index: int, detail: str, failed: bool = True) -> None:
+        """The sandbox saw the bot end (``failed``: by a signal, an error code or the memory
+        limit).  Recorded at once, with the sandbox's reason, unless the match is over."""
         seat = self.seats[index]
+        if self.finished:
+            return
         if not seat.connected.is_set():
             self._fault(seat, "crash", f"the bot ended before connecting: {detail}", gone=True)
             seat.connected.set()  # stop waiting for it
+        elif not seat.gone:
+            kind = "crash" if failed else "disconnect"
+            self._fault(seat, kind, f"the bot ended during the match: {detail}", gone=True)
 
     # ----- faults -----------------------------------------------------------------------
     def _fault(self, seat: Seat, kind: str, detail: str, gone: bool = False) -> None:

@@ -29,8 +29,9 @@ class BotHandle(abc.ABC):
     """A running bot."""
 
     @abc.abstractmethod
-    async def wait(self) -> str:
-        """Wait until the bot ends; a one-line description of how it ended."""
+    async def wait(self) -> tuple[str, bool]:
+        """Wait until the bot ends: a one-line description of how, and whether it failed
+        (a signal, an error code, the memory limit)."""
 
     @abc.abstractmethod
     async def stop(self) -> None:
@@ -43,13 +44,37 @@ class BotHandle(abc.ABC):
 class Sandbox(abc.ABC):
     name = "?"
 
+    async def prepare(self, bots: list[BotSpec]) -> None:  # noqa: B027 (optional hook)
+        """Before the match's clock starts: build or fetch what the bots need."""
+
     @abc.abstractmethod
     async def start(self, bot: BotSpec, creds: Credentials, workdir: str) -> BotHandle:
         """Start ``bot`` so that it connects with ``creds``; ``workdir`` is the match's
         private folder (the sandbox may make per-seat folders inside it)."""
 
 
+SANDBOXES = ("auto", "docker", "process", "inproc")
+
+
+class SandboxUnavailable(RuntimeError):
+    """The backend asked for cannot run here (e.g. no Docker engine answers)."""
+
+
 def make_sandbox(name: str) -> Sandbox:
+    """The backend by name; ``auto`` is docker when an engine answers, else process."""
+    if name == "auto":
+        from .containers import docker_client
+
+        client = docker_client(timeout=5)
+        if client is not None:
+            from .containers import DockerSandbox
+
+            return DockerSandbox(client)
+        name = "process"
+    if name == "docker":
+        from .containers import DockerSandbox
+
+        return DockerSandbox()
     if name == "process":
         from .process import ProcessSandbox
 
@@ -58,4 +83,4 @@ def make_sandbox(name: str) -> Sandbox:
         from .inproc import InprocSandbox
 
         return InprocSandbox()
-    raise ValueError(f"unknown sandbox {name!r} (choose process or inproc)")
+    raise ValueError(f"unknown sandbox {name!r} (choose one of {', '.join(SANDBOXES)})")

@@ -16,14 +16,14 @@ class InprocHandle(BotHandle):
     def __init__(self, task: asyncio.Task) -> None:
         self.task = task
 
-    async def wait(self) -> str:
+    async def wait(self) -> tuple[str, bool]:
         try:
             await asyncio.shield(self.task)
         except asyncio.CancelledError:
-            return "task cancelled"
+            return "task cancelled", True
         except Exception as exc:
-            return f"task failed: {type(exc).__name__}: {exc}"[:300]
-        return "task ended"
+            return f"task failed: {type(exc).__name__}: {exc}"[:300], True
+        return "task ended", False
 
     async def stop(self) -> None:
         self.task.cancel()

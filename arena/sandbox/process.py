@@ -22,12 +22,12 @@ class ProcessHandle(BotHandle):
         self.proc = proc
         self.stderr_path = stderr_path
 
-    async def wait(self) -> str:
+    async def wait(self) -> tuple[str, bool]:
         code = await self.proc.wait()
         if code < 0:
-            return f"process killed by signal {signal.Signals(-code).name}"
+            return f"process killed by signal {signal.Signals(-code).name}", True
         tail = self.stderr_tail()
-        return f"process exited with code {code}" + (f": {tail}" if tail else "")
+        return f"process exited with code {code}" + (f": {tail}" if tail else ""), code != 0
 
     def stderr_tail(self) -> str:
         try:

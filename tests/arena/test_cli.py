@@ -107,6 +107,8 @@ def test_match_runs_bots_as_processes_and_prints_json(tmp_path):
     record = tmp_path / "m.jsonl"
     proc = arena(
         "match",
+        "--sandbox",
+        "process",
         "--rules",
         "pusoy",
         "--hands",
@@ -137,7 +139,9 @@ def test_match_runs_bots_as_processes_and_prints_json(tmp_path):
 
 
 def test_match_live_table_and_standings():
-    proc = arena("match", "--hands", "2", "greedy", "greedy", "random", "heuristic")
+    proc = arena(
+        "match", "--sandbox", "process", "--hands", "2", "greedy", "greedy", "random", "heuristic"
+    )
     assert proc.returncode == 0, proc.stderr
     assert "hand  winner" in proc.stdout and "final standings" in proc.stdout
 
@@ -164,7 +168,18 @@ def test_match_bad_input(args, message):
 def test_match_with_a_bot_that_fails_to_start(tmp_path):
     broken = tmp_path / "broken.py"
     broken.write_text("raise SystemExit('no luck')\n")
-    proc = arena("match", "--hands", "1", "--json", str(broken), "greedy", "greedy", "greedy")
+    proc = arena(
+        "match",
+        "--sandbox",
+        "process",
+        "--hands",
+        "1",
+        "--json",
+        str(broken),
+        "greedy",
+        "greedy",
+        "greedy",
+    )
     assert proc.returncode == 3
     assert "bot 'broken' (seat 0) failed to start" in proc.stderr and "no luck" in proc.stderr
     result = json.loads(proc.stdout)  # the match was still played to the end
@@ -188,6 +203,8 @@ def test_remote_seat_joins_over_tcp_with_the_printed_command(tmp_path):
             "-m",
             "arena",
             "match",
+            "--sandbox",
+            "process",
             "--hands",
             "1",
             "--listen",
@@ -229,9 +246,19 @@ def test_remote_seat_joins_over_tcp_with_the_printed_command(tmp_path):
 
 
 def test_remote_seat_needs_listen():
-    proc = arena("match", "random", "remote", "greedy", "greedy")
+    proc = arena("match", "--sandbox", "process", "random", "remote", "greedy", "greedy")
     assert proc.returncode == 2 and "--listen" in proc.stderr
-    proc = arena("match", "--listen", "nonsense", "random", "remote", "greedy", "greedy")
+    proc = arena(
+        "match",
+        "--sandbox",
+        "process",
+        "--listen",
+        "nonsense",
+        "random",
+        "remote",
+        "greedy",
+        "greedy",
+    )
     assert proc.returncode == 2 and "HOST:PORT" in proc.stderr
 
 
@@ -249,6 +276,8 @@ def test_interrupting_a_match_stops_every_bot_and_keeps_the_record(tmp_path, sig
             "-m",
             "arena",
             "match",
+            "--sandbox",
+            "process",
             "--hands",
             "5000",
             "--record",

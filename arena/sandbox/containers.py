@@ -1,0 +1,194 @@
+"""The ``docker`` backend: one container per bot per match, locked down.
+
+Defaults: no network and no IPC namespace sharing; the seat's socket folder bind-mounted
+read-only (the bot can connect, but not create, replace or link anything there); a read-only
+root with a small size-limited tmpfs ``/tmp``; user 65534; every capability dropped;
+no-new-privileges; the arena's own seccomp profile (``seccomp.json``: also denies io_uring
+and AF_VSOCK); memory limit with swap equal to it; a CPU quota; a pids limit; open-files and
+core ulimits; a 64 KiB capped log (a dying bot's last words name its fault).  The seat
+token goes to that container only.  Containers are labelled with the match and seat and
+removed at match end whatever happened; ``arena sandbox gc`` removes leftovers of a crashed
+run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..bots import BotSpec
+from .base import BotHandle, Credentials, Sandbox, SandboxUnavailable
+from .images import DEFAULT_BASE, LABEL, ImageBuilder
+
+SECCOMP = Path(__file__).with_name("seccomp.json")
+SOCKET_IN_CONTAINER = "/run/arena"
+
+
+@dataclass(frozen=True)
+class ContainerLimits:
+    """Resource limits of one bot container (recorded with the match)."""
+
+    memory_mb: int = 256
+    cpus: float = 1.0
+    pids: int = 64
+    nofile: int = 64
+    tmpfs_mb: int = 16
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def docker_client(timeout: int = 30) -> Any:
+    """A client for the local engine, or None when no engine answers."""
+    try:
+        import docker
+
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+        return client
+    except Exception:
+        return None
+
+
+class DockerHandle(BotHandle):
+    def __init__(self, container: Any) -> None:
+        self.container = container
+
+    async def wait(self) -> tuple[str, bool]:
+        result = await asyncio.to_thread(self.container.wait)
+        code = result.get("StatusCode", -1)
+        try:
+            await asyncio.to_thread(self.container.reload)
+            state = self.container.attrs.get("State", {})
+        except Exception:
+            state = {}
+        if state.get("OOMKilled"):
+            return f"killed by the memory limit (OOMKilled), exit code {code}", True
+        tail = await asyncio.to_thread(self.stderr_tail)
+        return f"container exited with code {code}" + (f": {tail}" if tail else ""), code != 0
+
+    def stderr_tail(self) -> str:
+        try:
+            data = self.container.logs(stdout=False, stderr=True, tail=20)
+        except Exception:
+            return ""
+        lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
+        return lines[-1][:300] if lines else ""
+
+    async def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(self.container.remove, force=True)
+
+
+class DockerSandbox(Sandbox):
+    name = "docker"
+
+    def __init__(
+        self, client: Any = None, limits: ContainerLimits | None = None, base: str = DEFAULT_BASE
+    ) -> None:
+        self.client = client or docker_client()
+        if self.client is None:
+            raise SandboxUnavailable(
+                "--sandbox docker: no Docker engine answers (is dockerd running? "
+                "--sandbox process works without one)"
+            )
+        self.limits = limits or ContainerLimits()
+        self.builder = ImageBuilder(self.client, base)
+        self.images: dict[BotSpec, str] = {}
+        self.seccomp = json.dumps(json.loads(SECCOMP.read_text(encoding="utf-8")))
+
+    async def prepare(self, bots: list[BotSpec]) -> None:
+        for bot in bots:
+            if bot.remote or bot in self.images:
+                continue
+            image = await asyncio.to_thread(self.builder.ensure, bot)
+            self.images[bot] = image.tag
+
+    def options(self, creds: Credentials, socket_dir: str, labels: dict[str, str]) -> dict:
+        lim = self.limits
+        import docker.types
+
+        return {
+            "detach": True,
+            "network_mode": "none",
+            "ipc_mode": "none",
+            "read_only": True,
+            "tmpfs": {"/tmp": f"rw,nosuid,nodev,noexec,size={lim.tmpfs_mb}m,mode=1777"},
+            "user": "65534:65534",
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges:true", f"seccomp={self.seccomp}"],
+            "mem_limit": f"{lim.memory_mb}m",
+            "memswap_limit": f"{lim.memory_mb}m",
+            "nano_cpus": int(lim.cpus * 1e9),
+            "pids_limit": lim.pids,
+            "ulimits": [
+                docker.types.Ulimit(name="nofile", soft=lim.nofile, hard=lim.nofile),
+                docker.types.Ulimit(name="core", soft=0, hard=0),
+            ],
+            # a small capped log, so that a bot that dies can say why (its last words)
+            "log_config": docker.types.LogConfig(
+                type="json-file", config={"max-size": "64k", "max-file": "1"}
+            ),
+            "environment": {
+                **creds.env(),
+                "ARENA_ADDRESS": f"unix://{SOCKET_IN_CONTAINER}/referee.sock",
+            },
+            "volumes": {socket_dir: {"bind": SOCKET_IN_CONTAINER, "mode": "ro"}},
+            "labels": labels,
+            "hostname": f"seat{creds.seat}",
+        }
+
+    async def start(self, bot: BotSpec, creds: Credentials, workdir: str) -> BotHandle:
+        if bot not in self.images:
+            await self.prepare([bot])
+        socket_path = creds.address.removeprefix("unix://")
+        labels = {
+            f"{LABEL}.managed": "1",
+            f"{LABEL}.match": creds.match_id,
+            f"{LABEL}.seat": str(creds.seat),
+            f"{LABEL}.bot": bot.name,
+        }
+        opts = self.options(creds, str(Path(socket_path).parent), labels)
+        container = await asyncio.to_thread(self.client.containers.create, self.images[bot], **opts)
+        handle = DockerHandle(container)
+        try:
+            await asyncio.to_thread(container.start)
+        except Exception:
+            await handle.stop()
+            raise
+        return handle
+
+
+def match_alive(folder: Path) -> bool:
+    """A match folder whose referee still answers on one of its sockets."""
+    import socket
+
+    for sock_path in folder.glob("sock*/referee.sock"):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(1)
+            try:
+                s.connect(str(sock_path))
+                return True
+            except OSError:
+                continue
+    return False
+
+
+def remove_leftovers(client: Any) -> list[str]:
+    """Remove the containers the arena labelled whose match is no longer running."""
+    removed = []
+    for c in client.containers.list(all=True, filters={"label": f"{LABEL}.managed=1"}):
+        mounts = [
+            m.get("Source", "")
+            for m in c.attrs.get("Mounts", [])
+            if m.get("Destination") == SOCKET_IN_CONTAINER
+        ]
+        if mounts and match_alive(Path(mounts[0]).parent):
+            continue
+        with contextlib.suppress(Exception):
+            c.remove(force=True)
+            removed.append(c.name)
+    return removed
