@@ -16,6 +16,7 @@ meaningful, and the result marks the forfeit.  Every fault is recorded with its 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import secrets
 import time
@@ -91,6 +92,7 @@ class Seat:
         self.spec = spec
         self.connected = asyncio.Event()
         self.closed = asyncio.Event()  # the session is done with this seat's stream
+        self.exited = asyncio.Event()  # the sandbox saw the bot end
         self.stream: Any = None  # the gRPC servicer context while attached
         self.inbox: asyncio.Queue[Any] = asyncio.Queue()
         self.live = False  # a stream is attached now
@@ -198,6 +200,18 @@ class MatchSession:
         self.on_hand_end = on_hand_end
         self.turn_times_ms: list[float] = []
         self.started = asyncio.Event()
+        # the header goes first, before anything (even a bot dying at start) is recorded
+        self.record(
+            {
+                "type": "match",
+                "match_id": self.match_id,
+                "rules": self.rules.to_dict(),
+                "seed": self.seed,
+                "seats": [{"seat": s.index, "bot": s.spec.name} for s in self.seats],
+                "time_control": asdict(self.tc),
+                "started_at": time.time(),
+            }
+        )
 
     # ----- connection side (called by the gRPC handler) -------------------------------
     def attach(self, seat: Seat, bot_name: str, stream: Any) -> None:
@@ -237,6 +251,7 @@ class MatchSession:
         """The sandbox saw the bot end (``failed``: by a signal, an error code or the memory
         limit).  Recorded at once, with the sandbox's reason, unless the match is over."""
         seat = self.seats[index]
+        seat.exited.set()
         if self.finished:
             return
         if not seat.connected.is_set():
@@ -308,17 +323,6 @@ class MatchSession:
 
     async def run(self) -> dict[str, Any]:
         """Play the whole match; returns the result summary."""
-        self.record(
-            {
-                "type": "match",
-                "match_id": self.match_id,
-                "rules": self.rules.to_dict(),
-                "seed": self.seed,
-                "seats": [{"seat": s.index, "bot": s.spec.name} for s in self.seats],
-                "time_control": asdict(self.tc),
-                "started_at": time.time(),
-            }
-        )
         try:
             await self.wait_for_seats()
             gc.freeze()  # long-lived objects out of the collector's scans: shorter pauses
@@ -487,7 +491,13 @@ class MatchSession:
                 )
                 return None
             if isinstance(msg, tuple) and msg[0] is DISCONNECTED:
-                self._fault(seat, "disconnect", msg[1])
+                # a bot that died takes its stream with it: give the sandbox a moment to
+                # say how it ended, so the fault names the cause (exit code, OOM, signal)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(0.5):
+                        await seat.exited.wait()
+                if not seat.gone:
+                    self._fault(seat, "disconnect", msg[1])
                 return None
             elapsed_ms = (time.perf_counter() - start) * 1000
             self.turn_times_ms.append(elapsed_ms)

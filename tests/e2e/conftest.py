@@ -10,7 +10,7 @@ from arena.match import run_match
 from arena.referee.session import TimeControl
 from bigtwo import RuleSet
 
-BOTS = Path(__file__).parent / "bots"
+BOTS = Path(__file__).resolve().parents[1] / "adversarial" / "bots"
 
 
 def bot(name: str):

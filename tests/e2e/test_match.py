@@ -2,6 +2,7 @@
 every preset; the record replays and re-validates with the engine."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +62,65 @@ def test_three_and_two_player_matches(record_file):
 def test_inproc_sandbox_still_speaks_grpc():
     result = play(["greedy", "heuristic", "random", "greedy"], "family", hands=2, sandbox="inproc")
     assert result["sandbox"] == "inproc" and len(result["hands"]) == 2
+
+
+def test_docker_match_builds_every_bot_image_automatically(tmp_path):
+    """The issue's command: sample bots and a bot file with a class name, in containers."""
+    import os
+    import subprocess
+    import sys
+
+    from arena.sandbox.containers import docker_client
+    from arena.sandbox.images import DEFAULT_BASE
+
+    client = docker_client(timeout=5)
+    problem = None
+    if client is None:
+        problem = "no Docker engine answers"
+    else:
+        try:
+            client.images.get(DEFAULT_BASE)
+        except Exception:
+            problem = f"base image {DEFAULT_BASE} missing (docker/make-base-image.sh)"
+    if problem:
+        if os.environ.get("ARENA_REQUIRE_DOCKER") == "1":
+            pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but {problem}")
+        pytest.skip(problem)
+    mine = tmp_path / "my_bot.py"
+    mine.write_text(
+        "from bigtwo import PASS, Bot\n\n\nclass Helper(Bot):\n    pass\n\n\n"
+        "class MyBot(Bot):\n    def act(self, observation):\n"
+        "        return observation.legal_moves[-1]\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "match",
+            "--sandbox",
+            "docker",
+            "--hands",
+            "2",
+            "--json",
+            str(root / "sample_bots" / "random"),
+            str(root / "sample_bots" / "greedy"),
+            str(root / "sample_bots" / "heuristic"),
+            f"{mine}:MyBot",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["sandbox"] == "docker" and len(result["hands"]) == 2
+    assert [s["bot"] for s in result["seats"]][3] == "my_bot:MyBot"
+    assert all(s["faults"] == [] for s in result["seats"])
+    tags = {
+        t
+        for image in client.images.list(filters={"label": "org.bigtwo-arena.managed=1"})
+        for t in image.tags
+    }
+    assert any(t.startswith("bigtwo-bot/my_bot") for t in tags)

@@ -1,0 +1,9 @@
+"""Loops for ever in its move."""
+
+from bigtwo import Bot
+
+
+class Spin(Bot):
+    def act(self, observation):
+        while True:
+            pass

@@ -1,0 +1,174 @@
+"""Hostile bots, against both sandbox backends.  For each: the match finishes in bounded
+time, the right fault is recorded against the right seat, the honest seats' results are
+valid, nothing is left behind (container, process, control group, socket, folder), and the
+next match is normal.  Hostile bots that probe a boundary report a breach by raising
+"BREACH: ..." (recorded as a fault), so a breach fails the test with its evidence."""
+
+import asyncio
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.bots import resolve
+from arena.match import run_match
+from arena.record import replay
+from arena.referee.session import TimeControl
+from bigtwo import RuleSet
+
+from .conftest import leftovers
+
+BOTS = Path(__file__).parent / "bots"
+RULES = RuleSet.preset("hk").replace(match_end="hands", match_end_value=1)
+
+
+def play(backend, bad, tmp_path, **tc):
+    bad_path = bad if isinstance(bad, Path) else BOTS / f"{bad}.py"
+    specs = [resolve(str(bad_path))] + [resolve(str(BOTS / "good.py"))] * 3
+    control = TimeControl(**{"move_ms": 1500, "bank_ms": 1000, "startup_ms": 30000, **tc})
+    record = tmp_path / "match.jsonl"
+    folders = set(Path(tempfile.gettempdir()).glob("arena-*"))
+    start = time.monotonic()
+    result = asyncio.run(run_match(specs, RULES, 3, control, backend, record))
+    elapsed = time.monotonic() - start
+    assert result["match_over"] and result["sandbox"] == backend
+    for seat in result["seats"][1:]:
+        assert seat["faults"] == [] and not seat["forfeit"], seat
+    assert replay(record).complete  # every move, the referee's included, is legal
+    time.sleep(0.3)
+    assert leftovers(result["match_id"], bad_path.name) == []
+    assert set(Path(tempfile.gettempdir()).glob("arena-*")) <= folders  # sockets, folders
+    bad_seat = result["seats"][0]
+    for fault in bad_seat["faults"]:
+        assert "BREACH" not in fault["detail"], fault["detail"]
+    return bad_seat, elapsed
+
+
+def kinds(seat):
+    return [f["kind"] for f in seat["faults"]]
+
+
+def test_loops_forever(backend, tmp_path):
+    seat, elapsed = play(backend, "spin", tmp_path, move_ms=300, bank_ms=0, max_strikes=2)
+    assert kinds(seat) == ["timeout", "timeout"] and seat["forfeit"]
+    assert elapsed < 60
+
+
+def test_sleeps_past_the_deadline(backend, tmp_path):
+    seat, _ = play(backend, "sleeper", tmp_path, move_ms=200, bank_ms=0, max_strikes=2)
+    assert kinds(seat) == ["timeout", "timeout"] and seat["forfeit"]
+
+
+def test_allocates_memory_until_stopped(backend, tmp_path):
+    seat, _ = play(backend, "memory_hog", tmp_path)
+    assert seat["faults"] and seat["faults"][0]["kind"] == "crash"
+    detail = seat["faults"][0]["detail"]
+    assert ("OOMKilled" in detail) if backend == "docker" else ("MemoryError" in detail)
+
+
+def test_fork_bomb_is_capped_and_cleaned_up(backend, tmp_path):
+    seat, _ = play(backend, "fork_bomb", tmp_path)
+    # capped (no BREACH) and cleaned up (no leftovers); forking that long may cost it time
+    assert set(kinds(seat)) <= {"timeout"}
+
+
+def test_fills_tmp_and_cannot_write_elsewhere(backend, tmp_path):
+    seat, _ = play(backend, "disk_filler", tmp_path)
+    assert seat["faults"] == []
+
+
+def test_cannot_see_other_seats_or_processes(backend, tmp_path):
+    seat, _ = play(backend, "snooper", tmp_path)
+    assert seat["faults"] == []
+
+
+def test_child_cannot_outlive_the_match(backend, tmp_path):
+    seat, _ = play(backend, "outliver", tmp_path)
+    assert seat["faults"] == []  # and leftovers() found no process
+
+
+def test_garbage_on_the_socket_does_not_disturb_the_match(backend, tmp_path):
+    seat, _ = play(backend, "garbage", tmp_path)
+    assert seat["faults"] == []
+
+
+def test_flooding_actions(backend, tmp_path):
+    seat, _ = play(backend, "flooder", tmp_path)
+    assert seat["forfeit"] and set(kinds(seat)) <= {"protocol", "disconnect", "crash"}
+
+
+def test_huge_message(backend, tmp_path):
+    seat, _ = play(backend, "huge_message", tmp_path)
+    assert seat["forfeit"] and kinds(seat)[0] in ("disconnect", "crash")
+
+
+def test_no_network_even_to_the_hosts_loopback(backend, tmp_path):
+    hits = []
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    port = server.getsockname()[1]
+    stop = threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                conn, addr = server.accept()
+                hits.append(addr)
+                conn.close()
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    bot = tmp_path / "net_probe.py"
+    bot.write_text((BOTS / "net_probe.py.in").read_text().replace("@PORT@", str(port)))
+    try:
+        seat, _ = play(backend, bot, tmp_path)
+    finally:
+        stop.set()
+        thread.join(2)
+        server.close()
+    assert seat["faults"] == [] and hits == []
+
+
+@pytest.mark.parametrize(
+    "name, kind, words",
+    [
+        ("illegal", "illegal", ""),  # passes when leading, plays what does not beat
+        ("not_held", "illegal", "you do not hold"),
+        ("raiser", "crash", "RuntimeError: boom"),
+        ("junk_return", "illegal", "returned no play"),
+    ],
+)
+def test_bad_actions_cost_strikes_then_forfeit(backend, tmp_path, name, kind, words):
+    seat, _ = play(backend, name, tmp_path, max_strikes=3)
+    assert seat["faults"][0]["kind"] == kind and words in seat["faults"][0]["detail"]
+    assert seat["strikes"] == 3 and seat["forfeit"]
+
+
+def test_exits_mid_match(backend, tmp_path):
+    seat, _ = play(backend, "exiter", tmp_path)
+    assert kinds(seat) == ["crash"] and "code 3" in seat["faults"][0]["detail"]
+    assert seat["forfeit"]
+
+
+def test_crashes_at_start(backend, tmp_path):
+    seat, _ = play(backend, "crash_at_start", tmp_path)
+    assert kinds(seat) == ["crash"] and "broken on purpose" in seat["faults"][0]["detail"]
+
+
+def test_never_connects(backend, tmp_path):
+    seat, elapsed = play(backend, "never_connects", tmp_path, startup_ms=2000)
+    assert kinds(seat) == ["disconnect"] and "never connected" in seat["faults"][0]["detail"]
+    assert elapsed < 60
+
+
+def test_the_next_match_is_normal(backend, tmp_path):
+    play(backend, "raiser", tmp_path, max_strikes=1)
+    seat, _ = play(backend, "good", tmp_path)
+    assert seat["faults"] == []
