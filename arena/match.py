@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,7 @@ async def run_match(
         await server.start()
         for d in socket_dirs:  # the bot's user (65534 in a container) must connect
             (d / "referee.sock").chmod(0o666)
+        launched = time.perf_counter()
         for i, bot in enumerate(bots):
             token = session.seats[i].spec.token
             if bot.remote:
@@ -85,6 +87,9 @@ async def run_match(
             watchers.append(asyncio.create_task(watch()))
         summary = await session.run()
         summary["sandbox"] = box.name
+        connected = [s.connected_at for s in session.seats if s.connected_at is not None]
+        if len(connected) == len(session.seats):  # launch of the first bot → last Hello
+            summary["seats_ready_s"] = round(max(connected) - launched, 3)
         return summary
     finally:
         for t in watchers:

@@ -93,6 +93,7 @@ class Seat:
         self.connected = asyncio.Event()
         self.closed = asyncio.Event()  # the session is done with this seat's stream
         self.exited = asyncio.Event()  # the sandbox saw the bot end
+        self.connected_at: float | None = None  # perf_counter() of its Hello
         self.stream: Any = None  # the gRPC servicer context while attached
         self.inbox: asyncio.Queue[Any] = asyncio.Queue()
         self.live = False  # a stream is attached now
@@ -216,6 +217,7 @@ class MatchSession:
     # ----- connection side (called by the gRPC handler) -------------------------------
     def attach(self, seat: Seat, bot_name: str, stream: Any) -> None:
         seat.stream = stream
+        seat.connected_at = time.perf_counter()
         seat.live = True
         seat.bot_name = bot_name[:100]
         seat.connected.set()
