@@ -135,6 +135,20 @@ def match(
         int, typer.Option(min=1, help="Time from launch to a bot's Hello.")
     ] = 15_000,
     max_strikes: Annotated[int, typer.Option(min=1, help="Faults before a seat forfeits.")] = 3,
+    memory_mb: Annotated[
+        int | None,
+        typer.Option(
+            min=16,
+            help="Memory per bot in MiB (docker: RAM, default 256; process: "
+            "address space, default 1024).",
+        ),
+    ] = None,
+    pids: Annotated[
+        int | None, typer.Option(min=8, help="Processes and threads per bot (default 64).")
+    ] = None,
+    cpus: Annotated[
+        float | None, typer.Option(min=0.1, help="CPUs per bot container (default 1.0).")
+    ] = None,
     record: Annotated[
         Path | None, typer.Option(help="Write the match record (JSON Lines) to this file.")
     ] = None,
@@ -212,6 +226,7 @@ def match(
             on_hand_end=printer,
             listen_tcp=listen,
             on_remote=show_remote,
+            limits={"memory_mb": memory_mb, "pids": pids, "cpus": cpus},
         )
 
     try:
@@ -231,6 +246,15 @@ def match(
         sys.stdout.write(json.dumps(summary) + "\n")
     else:
         _print_standings(console, summary)
+        limits = ", ".join(f"{k} {v}" for k, v in summary.get("sandbox_limits", {}).items())
+        chosen = " (chosen by --sandbox auto)" if sandbox == "auto" else ""
+        console.print(f"sandbox: {summary['sandbox']}{chosen}; limits per bot: {limits}")
+    if summary["sandbox"] == "process":
+        from .sandbox.process import isolation_note
+
+        note = isolation_note()
+        if note:
+            Console(stderr=True, soft_wrap=True).print(f"[yellow]warning:[/yellow] {note}")
     failed = [
         s
         for s in summary["seats"]

@@ -33,6 +33,7 @@ async def run_match(
     on_hand_end: Callable[[MatchSession, Any], None] | None = None,
     listen_tcp: str | None = None,
     on_remote: Callable[[Credentials, str], None] | None = None,
+    limits: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Play one match; returns the result summary (see MatchSession.summary).
 
@@ -54,7 +55,7 @@ async def run_match(
             d.mkdir(mode=0o755)
             addresses.append(server.listen_unix(socket_path(d)))
         tcp_address = server.listen_tcp(listen_tcp) if listen_tcp else None
-        box = make_sandbox(sandbox)
+        box = make_sandbox(sandbox, **(limits or {}))
         await box.prepare([b for b in bots if not b.remote])
         session = MatchSession(
             rules,
@@ -62,6 +63,7 @@ async def run_match(
             seed,
             time_control,
             record=writer,
+            sandbox=box.describe(),
             on_hand_end=on_hand_end,
         )
         server.add(session)
@@ -87,6 +89,7 @@ async def run_match(
             watchers.append(asyncio.create_task(watch()))
         summary = await session.run()
         summary["sandbox"] = box.name
+        summary["sandbox_limits"] = box.describe()["limits"]
         connected = [s.connected_at for s in session.seats if s.connected_at is not None]
         if len(connected) == len(session.seats):  # launch of the first bot → last Hello
             summary["seats_ready_s"] = round(max(connected) - launched, 3)

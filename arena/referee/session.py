@@ -186,6 +186,7 @@ class MatchSession:
         match_id: str | None = None,
         record: Recorder | None = None,
         on_hand_end: Callable[[MatchSession, Any], None] | None = None,
+        sandbox: dict[str, Any] | None = None,
     ) -> None:
         if len(seats) != rules.players:
             raise ValueError(f"{len(seats)} seats for a {rules.players}-player game")
@@ -210,6 +211,7 @@ class MatchSession:
                 "seed": self.seed,
                 "seats": [{"seat": s.index, "bot": s.spec.name} for s in self.seats],
                 "time_control": asdict(self.tc),
+                "sandbox": sandbox or {"name": "unknown"},
                 "started_at": time.time(),
             }
         )

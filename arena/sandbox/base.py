@@ -47,6 +47,10 @@ class Sandbox(abc.ABC):
     async def prepare(self, bots: list[BotSpec]) -> None:  # noqa: B027 (optional hook)
         """Before the match's clock starts: build or fetch what the bots need."""
 
+    def describe(self) -> dict:
+        """The backend and its limits, for the match record."""
+        return {"name": self.name, "limits": dict(getattr(self, "limits_dict", {}) or {})}
+
     @abc.abstractmethod
     async def start(self, bot: BotSpec, creds: Credentials, workdir: str) -> BotHandle:
         """Start ``bot`` so that it connects with ``creds``; ``workdir`` is the match's
@@ -60,25 +64,31 @@ class SandboxUnavailable(RuntimeError):
     """The backend asked for cannot run here (e.g. no Docker engine answers)."""
 
 
-def make_sandbox(name: str) -> Sandbox:
-    """The backend by name; ``auto`` is docker when an engine answers, else process."""
+def make_sandbox(
+    name: str, memory_mb: int | None = None, pids: int | None = None, cpus: float | None = None
+) -> Sandbox:
+    """The backend by name; ``auto`` is docker when an engine answers, else process.
+    Limits left None keep the backend's defaults."""
     if name == "auto":
         from .containers import docker_client
 
         client = docker_client(timeout=5)
-        if client is not None:
-            from .containers import DockerSandbox
-
-            return DockerSandbox(client)
-        name = "process"
+        name = "docker" if client is not None else "process"
     if name == "docker":
-        from .containers import DockerSandbox
+        from .containers import ContainerLimits, DockerSandbox
 
-        return DockerSandbox()
+        base = ContainerLimits()
+        limits = ContainerLimits(
+            memory_mb=memory_mb or base.memory_mb,
+            pids=pids or base.pids,
+            cpus=cpus or base.cpus,
+        )
+        return DockerSandbox(limits=limits)
     if name == "process":
         from .process import ProcessSandbox
 
-        return ProcessSandbox()
+        kwargs = {k: v for k, v in (("memory_mb", memory_mb), ("pids", pids)) if v}
+        return ProcessSandbox(**kwargs)
     if name == "inproc":
         from .inproc import InprocSandbox
 

@@ -96,6 +96,7 @@ class DockerSandbox(Sandbox):
                 "--sandbox process works without one)"
             )
         self.limits = limits or ContainerLimits()
+        self.limits_dict = self.limits.to_dict()
         self.builder = ImageBuilder(self.client, base)
         self.images: dict[BotSpec, str] = {}
         self.seccomp = json.dumps(json.loads(SECCOMP.read_text(encoding="utf-8")))

@@ -121,6 +121,7 @@ class ProcessSandbox(Sandbox):
             "tmp_mb": tmp_mb,
         }
         self.note = isolation_note()
+        self.limits_dict = {**self.limits, "memory": "address space (RLIMIT_AS)"}
 
     async def start(self, bot: BotSpec, creds: Credentials, workdir: str) -> BotHandle:
         seat_dir = Path(workdir) / f"seat{creds.seat}"

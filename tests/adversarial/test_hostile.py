@@ -172,3 +172,16 @@ def test_the_next_match_is_normal(backend, tmp_path):
     play(backend, "raiser", tmp_path, max_strikes=1)
     seat, _ = play(backend, "good", tmp_path)
     assert seat["faults"] == []
+
+
+def test_io_uring_is_denied(backend, tmp_path):
+    seat, _ = play(backend, "io_uring", tmp_path)
+    assert seat["faults"] == []
+
+
+def test_a_child_killed_by_the_memory_limit_is_seen(backend, tmp_path):
+    seat, _ = play(backend, "child_oom", tmp_path)
+    assert seat["forfeit"] and len(seat["faults"]) == 1
+    if backend == "docker":  # the bot exits 0: only the container state says OOM
+        assert seat["faults"][0]["kind"] == "crash"
+        assert "OOMKilled" in seat["faults"][0]["detail"]

@@ -222,13 +222,19 @@ def test_remote_seat_joins_over_tcp_with_the_printed_command(tmp_path):
         text=True,
     )
     try:
-        line = proc.stderr.readline()
-        m = re.search(
-            r"python -m bigtwo\.run BOT (--address \S+ --match-id \S+ --seat 2 "
-            r"--token \S+)",
-            line,
-        )
-        assert m, line
+        seen = []
+        m = None
+        for _ in range(50):  # the connection line; anything else printed first is kept
+            line = proc.stderr.readline()
+            seen.append(line)
+            m = re.search(
+                r"python -m bigtwo\.run BOT (--address \S+ --match-id \S+ --seat 2 "
+                r"--token \S+)",
+                line,
+            )
+            if m or not line:
+                break
+        assert m, seen
         heuristic = Path(__file__).resolve().parents[2] / "sample_bots" / "heuristic"
         bot = subprocess.run(
             [sys.executable, "-m", "bigtwo.run", str(heuristic), *m.group(1).split()],
