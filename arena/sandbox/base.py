@@ -69,11 +69,18 @@ def make_sandbox(
 ) -> Sandbox:
     """The backend by name; ``auto`` is docker when an engine answers, else process.
     Limits left None keep the backend's defaults."""
-    if name == "auto":
+    if name == "auto":  # docker when an engine answers and has the base image
         from .containers import docker_client
+        from .images import DEFAULT_BASE
 
         client = docker_client(timeout=5)
-        name = "docker" if client is not None else "process"
+        name = "process"
+        if client is not None:
+            try:
+                client.images.get(DEFAULT_BASE)
+                name = "docker"
+            except Exception:
+                pass
     if name == "docker":
         from .containers import ContainerLimits, DockerSandbox
 
