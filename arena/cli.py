@@ -364,6 +364,7 @@ def bot_build(
         ),
     ],
     name: Annotated[str | None, typer.Option(help="Image name (default: the bot's).")] = None,
+    version: Annotated[str, typer.Option(help="Version label of the image.")] = "1",
     base: Annotated[
         str, typer.Option(help="Base image (build it offline with docker/make-base-image.sh).")
     ] = "python:3.11-slim",
@@ -391,7 +392,7 @@ def bot_build(
     if client is None:
         raise _fail("no Docker engine answers (is dockerd running?)")
     try:
-        image = ImageBuilder(client, base).ensure(spec)
+        image = ImageBuilder(client, base).ensure(spec, version=version)
     except ImageBuildError as exc:
         raise _fail(str(exc)) from None
     Console(highlight=False).print(f"{image.tag} ({'cached' if image.cached else 'built'})")

@@ -103,10 +103,28 @@ def drop_capabilities() -> None:
 BOT_DIR = "/run/bot"
 
 
-def confine_child(sock_dir: str, bot_dir: str, tmp_mb: int) -> None:
-    """In the new namespaces, as PID 1: build the bot's view of the filesystem."""
+def _bind_back(fds: dict[str, int]) -> None:
+    """Mount each kept folder (opened before /tmp was covered) read-only at its own path."""
+    for path, fd in fds.items():
+        os.makedirs(path, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND)
+        _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        os.close(fd)
+
+
+def confine_child(sock_dir: str, bot_dir: str, tmp_mb: int, keep: list[str]) -> None:
+    """In the new namespaces, as PID 1: build the bot's view of the filesystem.
+
+    ``keep``: folders under /tmp or /run the bot's interpreter needs (an SDK installed from
+    a checkout there), mounted back read-only at their own paths."""
     sock_fd = os.open(sock_dir, os.O_PATH | os.O_DIRECTORY)
     bot_fd = os.open(bot_dir, os.O_PATH | os.O_DIRECTORY)
+    covered = ("/tmp/", "/run/")
+    keep_fds = {
+        p: os.open(p, os.O_PATH | os.O_DIRECTORY)
+        for p in keep
+        if p.startswith(covered) and os.path.isdir(p)
+    }
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,mode=1777")
@@ -118,7 +136,8 @@ def confine_child(sock_dir: str, bot_dir: str, tmp_mb: int) -> None:
     os.mkdir(BOT_DIR, 0o755)  # the bot's own folder, read-only (it may live under /tmp)
     _mount(f"/proc/self/fd/{bot_fd}", BOT_DIR, None, MS_BIND)
     os.close(bot_fd)
-    refused = remount_read_only(keep={"/tmp", SOCKET_DIR})
+    _bind_back(keep_fds)
+    refused = remount_read_only(keep={"/tmp", SOCKET_DIR, *keep_fds})
     if refused:
         warn(f"could not make read-only: {', '.join(refused[:5])}")
 
@@ -234,7 +253,7 @@ def main() -> None:
     child = os.fork()
     if child == 0:  # PID 1 of the new PID namespace
         try:
-            confine_child(cfg["sock_dir"], cfg["bot_dir"], cfg["tmp_mb"])
+            confine_child(cfg["sock_dir"], cfg["bot_dir"], cfg["tmp_mb"], cfg.get("keep", []))
             cmd = [BOT_DIR + "/" + cfg["bot_entry"] if a == cfg["bot_spec"] else a for a in cmd]
             env["ARENA_ADDRESS"] = f"unix://{SOCKET_DIR}/referee.sock"
             env["HOME"] = env["TMPDIR"] = "/tmp"

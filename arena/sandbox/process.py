@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+import bigtwo
+
 from ..bots import BotSpec
 from .base import BotHandle, Credentials, Sandbox
 
@@ -137,6 +139,9 @@ class ProcessSandbox(Sandbox):
             "bot_dir": str(bot.folder),
             "bot_spec": bot.runner_spec,
             "bot_entry": bot.runner_spec.removeprefix(str(bot.folder) + "/"),
+            # the SDK the bot imports, wherever it is installed from (even a checkout in
+            # /tmp, which the sandbox covers with its own tmpfs)
+            "keep": [str(Path(bigtwo.__file__).resolve().parent)],
         }
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

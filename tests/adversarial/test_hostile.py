@@ -185,3 +185,47 @@ def test_a_child_killed_by_the_memory_limit_is_seen(backend, tmp_path):
     if backend == "docker":  # the bot exits 0: only the container state says OOM
         assert seat["faults"][0]["kind"] == "crash"
         assert "OOMKilled" in seat["faults"][0]["detail"]
+
+
+def test_sandbox_gc_removes_leftovers_and_spares_running_matches(tmp_path):
+    """What a SIGKILLed arena leaves: a labelled container and a match folder whose
+    referee is gone.  gc removes them; a folder whose referee answers is kept."""
+    import subprocess
+    import sys
+
+    from arena.sandbox.containers import docker_client
+    from arena.sandbox.images import DEFAULT_BASE, LABEL
+
+    client = docker_client(timeout=5)
+    container = None
+    if client is not None:
+        try:
+            container = client.containers.create(
+                DEFAULT_BASE, ["true"], labels={f"{LABEL}.managed": "1"}, network_mode="none"
+            )
+        except Exception:
+            container = None
+    dead = Path(tempfile.mkdtemp(prefix="arena-"))
+    (dead / "sock0").mkdir()
+    alive = Path(tempfile.mkdtemp(prefix="arena-"))
+    (alive / "sock0").mkdir()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(alive / "sock0" / "referee.sock"))
+    listener.listen()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "arena", "sandbox", "gc"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert not dead.exists() and alive.exists()
+        if container is not None:
+            assert not client.containers.list(all=True, filters={"id": container.id})
+    finally:
+        listener.close()
+        import shutil
+
+        shutil.rmtree(alive, ignore_errors=True)
+        shutil.rmtree(dead, ignore_errors=True)
