@@ -166,14 +166,18 @@ SCMP_ACT_ERRNO = 0x00050000
 SCMP_OPS = {"SCMP_CMP_EQ": 4, "SCMP_CMP_MASKED_EQ": 7}
 
 
-def load_seccomp(profile_path: str) -> None:
-    """The docker profile's rules (seccomp.json), applied through libseccomp."""
+def open_libseccomp() -> ctypes.CDLL:
+    """libseccomp, loaded before confinement (finding it runs ldconfig)."""
     import ctypes.util
 
     name = ctypes.util.find_library("seccomp")
     if name is None:
-        raise OSError("libseccomp is not installed")
-    lib = ctypes.CDLL(name, use_errno=True)
+        raise OSError("libseccomp is not installed (Debian: libseccomp2)")
+    return ctypes.CDLL(name, use_errno=True)
+
+
+def load_seccomp(lib: ctypes.CDLL, profile: dict) -> None:
+    """The docker profile's rules (seccomp.json), applied through libseccomp."""
     lib.seccomp_init.restype = ctypes.c_void_p
     lib.seccomp_init.argtypes = [ctypes.c_uint32]
     lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
@@ -197,7 +201,6 @@ def load_seccomp(profile_path: str) -> None:
     ctx = lib.seccomp_init(SCMP_ACT_ALLOW)
     if not ctx:
         raise OSError("seccomp_init failed")
-    profile = json.loads(Path(profile_path).read_text())
     for rule in profile["syscalls"]:
         action = SCMP_ACT_ERRNO | (rule.get("errnoRet", 1) & 0xFFFF)
         args = rule.get("args", [])
@@ -250,6 +253,15 @@ def main() -> None:
     if not isolated:
         set_limits(cfg)
         os.execvpe(cmd[0], cmd, env)
+    # read and load what the child needs before /tmp and /run are covered
+    try:
+        seccomp: tuple[ctypes.CDLL, dict] | None = (
+            open_libseccomp(),
+            json.loads(Path(cfg["seccomp"]).read_text()),
+        )
+    except (OSError, ValueError) as exc:
+        warn(f"no seccomp filter ({exc}): io_uring and AF_VSOCK stay open")
+        seccomp = None
     child = os.fork()
     if child == 0:  # PID 1 of the new PID namespace
         try:
@@ -258,10 +270,11 @@ def main() -> None:
             env["ARENA_ADDRESS"] = f"unix://{SOCKET_DIR}/referee.sock"
             env["HOME"] = env["TMPDIR"] = "/tmp"
             drop_capabilities()
-            try:
-                load_seccomp(cfg["seccomp"])
-            except OSError as exc:
-                warn(f"no seccomp filter ({exc}): io_uring and AF_VSOCK stay open")
+            if seccomp is not None:
+                try:
+                    load_seccomp(*seccomp)
+                except OSError as exc:
+                    warn(f"no seccomp filter ({exc}): io_uring and AF_VSOCK stay open")
             set_limits(cfg)
             os.chdir("/tmp")
             os.execvpe(cmd[0], cmd, env)
