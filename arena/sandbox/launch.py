@@ -234,7 +234,18 @@ def main() -> None:
     cmd = sys.argv[3:]
     env = dict(os.environ)
     isolated = False
+    seccomp: tuple[ctypes.CDLL, dict] | None = None
     if os.geteuid() == 0 and sys.platform == "linux":
+        # before unshare: finding libseccomp runs ldconfig, and the first process forked
+        # after unsharing the PID namespace would become (and, exiting, kill) its init
+        try:
+            seccomp = (
+                open_libseccomp(),
+                json.loads(Path(cfg["seccomp"]).read_text()),
+            )
+        except (OSError, ValueError) as exc:
+            warn(f"no seccomp filter ({exc}): io_uring and AF_VSOCK stay open")
+            seccomp = None
         join_pids_cgroup(cfg["cgroup"], cfg["pids"])
         try:
             flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
@@ -253,15 +264,6 @@ def main() -> None:
     if not isolated:
         set_limits(cfg)
         os.execvpe(cmd[0], cmd, env)
-    # read and load what the child needs before /tmp and /run are covered
-    try:
-        seccomp: tuple[ctypes.CDLL, dict] | None = (
-            open_libseccomp(),
-            json.loads(Path(cfg["seccomp"]).read_text()),
-        )
-    except (OSError, ValueError) as exc:
-        warn(f"no seccomp filter ({exc}): io_uring and AF_VSOCK stay open")
-        seccomp = None
     child = os.fork()
     if child == 0:  # PID 1 of the new PID namespace
         try:
