@@ -17,6 +17,16 @@ def arena(*args, check=False):
     )
 
 
+def arena_popen(*args):
+    """The arena command running in the background, its output piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def test_demo_plays_a_whole_match_and_shows_hands_plays_and_scores():
     proc = arena("demo", "--seed", "3")
     assert proc.returncode == 0, proc.stderr
@@ -197,29 +207,21 @@ def test_remote_seat_joins_over_tcp_with_the_printed_command(tmp_path):
     """A bot started by hand (as a student would) joins a match over loopback TCP."""
     import re
 
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "arena",
-            "match",
-            "--sandbox",
-            "process",
-            "--hands",
-            "1",
-            "--listen",
-            "127.0.0.1:0",
-            "--startup-ms",
-            "60000",
-            "--json",
-            "greedy",
-            "random",
-            "remote:alice",
-            "greedy",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = arena_popen(
+        "match",
+        "--sandbox",
+        "process",
+        "--hands",
+        "1",
+        "--listen",
+        "127.0.0.1:0",
+        "--startup-ms",
+        "60000",
+        "--json",
+        "greedy",
+        "random",
+        "remote:alice",
+        "greedy",
     )
     try:
         seen = []
@@ -276,26 +278,18 @@ def test_interrupting_a_match_stops_every_bot_and_keeps_the_record(tmp_path, sig
     record = tmp_path / "m.jsonl"
     tmp = Path(tempfile.gettempdir())
     before = set(tmp.glob("arena-*"))
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "arena",
-            "match",
-            "--sandbox",
-            "process",
-            "--hands",
-            "5000",
-            "--record",
-            str(record),
-            "random",
-            "greedy",
-            "heuristic",
-            "greedy",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = arena_popen(
+        "match",
+        "--sandbox",
+        "process",
+        "--hands",
+        "5000",
+        "--record",
+        str(record),
+        "random",
+        "greedy",
+        "heuristic",
+        "greedy",
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (

@@ -94,6 +94,10 @@ def test_loader_finds_bots_and_names_what_is_wrong(tmp_path):
         load_bot_class(str(tmp_path))
 
 
+def creds(address):
+    return ["--address", address, "--match-id", "m", "--seat", "0", "--token", "t"]
+
+
 def run_bot(*args, env=None):
     return subprocess.run(
         [sys.executable, "-m", "bigtwo.run", *args],
@@ -110,32 +114,10 @@ def test_runner_command_line_errors(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     proc = run_bot(str(ROOT / "sample_bots" / "random"), env=env)
     assert proc.returncode == 2 and "missing --address, --match-id, --seat, --token" in proc.stderr
-    proc = run_bot(
-        str(tmp_path / "nope.py"),
-        "--address",
-        "unix:///x",
-        "--match-id",
-        "m",
-        "--seat",
-        "0",
-        "--token",
-        "t",
-        env=env,
-    )
+    proc = run_bot(str(tmp_path / "nope.py"), *creds("unix:///x"), env=env)
     assert proc.returncode == 2 and "no such file" in proc.stderr
     sock = tmp_path / "none.sock"
-    proc = run_bot(
-        str(ROOT / "sample_bots" / "random"),
-        "--address",
-        f"unix://{sock}",
-        "--match-id",
-        "m",
-        "--seat",
-        "0",
-        "--token",
-        "t",
-        env=env,
-    )
+    proc = run_bot(str(ROOT / "sample_bots" / "random"), *creds(f"unix://{sock}"), env=env)
     assert proc.returncode == 1 and "UNAVAILABLE" in proc.stderr
     assert "Traceback" not in proc.stderr
     proc = run_bot("--help")
