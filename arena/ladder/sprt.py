@@ -1,0 +1,99 @@
+"""A sequential probability ratio test on paired samples, as chess-engine testing does it
+(the generalized SPRT of fishtest, on "normalized Elo").
+
+A sample is one paired difference: NEW's points minus OLD's points on the same deal in the
+same seat against the same opponents.  With x̄ and σ̂ the samples' mean and standard
+deviation, the normalized effect is t̂ = x̄ / σ̂ and the normalized Elo
+``nelo = 800 / ln 10 · t̂`` (fishtest's convention: an effect that takes as many samples to
+detect as a logistic Elo difference of the same size with no draws).  For H0: nelo = elo0
+against H1: nelo = elo1, with d = nelo · ln 10 / 800, the GSPRT log-likelihood ratio of the
+normal model with the variance estimated from the sample is
+
+    LLR = N / 2 · (d1 − d0) · (2 t̂ − d0 − d1)
+
+and the test stops at LLR ≤ ln(β / (1 − α)) (H0: not better) or LLR ≥ ln((1 − β) / α)
+(H1: better).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+NELO_SCALE = 800 / math.log(10)
+
+
+@dataclass
+class SPRT:
+    elo0: float = 0.0
+    elo1: float = 10.0
+    alpha: float = 0.05
+    beta: float = 0.05
+    n: int = 0
+    _sum: float = 0.0
+    _sumsq: float = 0.0
+    history: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not (0 < self.alpha < 0.5 and 0 < self.beta < 0.5):
+            raise ValueError("alpha and beta must be between 0 and 0.5")
+        if not self.elo1 > self.elo0:
+            raise ValueError(f"elo1 ({self.elo1}) must be above elo0 ({self.elo0})")
+
+    @property
+    def lower(self) -> float:
+        return math.log(self.beta / (1 - self.alpha))
+
+    @property
+    def upper(self) -> float:
+        return math.log((1 - self.beta) / self.alpha)
+
+    def add(self, sample: float) -> str | None:
+        """Add one paired difference; returns "H1", "H0" or None (go on)."""
+        self.n += 1
+        self._sum += sample
+        self._sumsq += sample * sample
+        self.history.append(self.llr)
+        return self.decision
+
+    @property
+    def mean(self) -> float:
+        return self._sum / self.n if self.n else 0.0
+
+    @property
+    def stdev(self) -> float:
+        if self.n < 2:
+            return 0.0
+        var = (self._sumsq - self._sum * self._sum / self.n) / (self.n - 1)
+        return math.sqrt(max(var, 0.0))
+
+    @property
+    def t(self) -> float:
+        sd = self.stdev
+        if sd == 0:
+            return 0.0 if self.mean == 0 else math.copysign(10.0, self.mean)
+        return self.mean / sd
+
+    @property
+    def llr(self) -> float:
+        if self.n < 2:
+            return 0.0
+        d0, d1 = self.elo0 / NELO_SCALE, self.elo1 / NELO_SCALE
+        return self.n / 2 * (d1 - d0) * (2 * self.t - d0 - d1)
+
+    @property
+    def decision(self) -> str | None:
+        llr = self.llr
+        if llr >= self.upper:
+            return "H1"
+        if llr <= self.lower:
+            return "H0"
+        return None
+
+    def elo(self, z: float = 1.959964) -> tuple[float, float, float]:
+        """Normalized Elo estimate with its (1 − 2·Φ(−z)) interval."""
+        if self.n < 2:
+            return 0.0, -math.inf, math.inf
+        half = z / math.sqrt(self.n)
+        t = self.t
+        return NELO_SCALE * t, NELO_SCALE * (t - half), NELO_SCALE * (t + half)
