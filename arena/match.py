@@ -34,6 +34,7 @@ async def run_match(
     listen_tcp: str | None = None,
     on_remote: Callable[[Credentials, str], None] | None = None,
     limits: dict[str, Any] | None = None,
+    deals: list[list[list[int]]] | None = None,
 ) -> dict[str, Any]:
     """Play one match; returns the result summary (see MatchSession.summary).
 
@@ -64,6 +65,7 @@ async def run_match(
             time_control,
             record=writer,
             sandbox=box.describe(),
+            deals=deals,
             on_hand_end=on_hand_end,
         )
         server.add(session)

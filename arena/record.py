@@ -62,7 +62,7 @@ class Replay:
     """What replaying a record found."""
 
     header: dict[str, Any]
-    game: Game
+    game: Game | None
     turns: int = 0
     faults: list[dict[str, Any]] = field(default_factory=list)
     complete: bool = False
@@ -79,22 +79,34 @@ def replay(path: Path, on_turn: Callable[[Game, dict[str, Any]], None] | None = 
         raise RecordError(f"{path}: empty record") from None
     if header.get("type") != "match":
         raise RecordError(f"{path}:{n}: the first event must be the match header")
+    explicit = header.get("deals") == "explicit"
     try:
         rules = RuleSet.from_dict(header["rules"])
-        game = Game(rules, seed=header["seed"])
+        game = None if explicit else Game(rules, seed=header["seed"])
     except (KeyError, RulesError, TypeError) as exc:
         raise RecordError(f"{path}:{n}: bad match header: {exc}") from None
-    rep = Replay(header, game)
+    rep = Replay(header, game)  # type: ignore[arg-type]
     for n, ev in events:
         kind = ev["type"]
         where = f"{path}:{n}"
         try:
-            if kind == "deal":
+            if kind == "deal" and explicit:  # duplicate play: the record holds the deals
+                if rep.game is None:
+                    rep.game = game = Game.from_hands(rules, ev["hands"], seed=header["seed"])
+                elif game.hand_over and not game.match_over:
+                    game.next_hand(ev["hands"], independent=True)
+                else:
+                    raise RecordError(f"{where}: a deal before the hand ended")
+                if ev["hand"] != game.hand_no or ev["leader"] != game.turn:
+                    raise RecordError(f"{where}: deal or leader differs from the rules'")
+            elif kind == "deal":
                 if ev["hand"] != game.hand_no and game.hand_over and not game.match_over:
                     game.next_hand()
                 dealt = [[str(c) for c in game.hand(s)] for s in range(game.players)]
                 if ev["hand"] != game.hand_no or ev["hands"] != dealt:
                     raise RecordError(f"{where}: deal differs from the seed's deal")
+            elif game is None:
+                raise RecordError(f"{where}: {kind} before the first deal")
             elif kind == "turn":
                 if ev["seat"] != game.turn or ev["hand"] != game.hand_no:
                     raise RecordError(f"{where}: seat {ev['seat']} moved out of turn")
@@ -121,4 +133,6 @@ def replay(path: Path, on_turn: Callable[[Game, dict[str, Any]], None] | None = 
                 rep.complete = True
         except (KeyError, TypeError) as exc:
             raise RecordError(f"{where}: malformed {kind} event: {exc}") from None
+    if rep.game is None:
+        raise RecordError(f"{path}: the record holds no deal")
     return rep

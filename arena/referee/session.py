@@ -187,15 +187,26 @@ class MatchSession:
         record: Recorder | None = None,
         on_hand_end: Callable[[MatchSession, Any], None] | None = None,
         sandbox: dict[str, Any] | None = None,
+        deals: list[list[list[int]]] | None = None,
     ) -> None:
+        """``deals``: play exactly these deals (each a list of per-seat hands), in order,
+        each as an independent hand under the first-hand opening rule — duplicate play.
+        The rules' match end is then replaced by that number of hands."""
         if len(seats) != rules.players:
             raise ValueError(f"{len(seats)} seats for a {rules.players}-player game")
+        if deals is not None:
+            if not deals:
+                raise ValueError("an explicit deal list is empty")
+            rules = rules.replace(match_end="hands", match_end_value=len(deals))
+        self.deals = deals
         self.rules = rules
         self.seed = seed
         self.tc = time_control or TimeControl()
         self.match_id = match_id or secrets.token_hex(8)
         self.seats = [Seat(i, s, self.tc.bank_ms) for i, s in enumerate(seats)]
-        self.game = Game(rules, seed=seed)
+        self.game = (
+            Game(rules, seed=seed) if deals is None else Game.from_hands(rules, deals[0], seed=seed)
+        )
         self.turn_id = 0
         self.finished = False
         self.record = record or (lambda _event: None)
@@ -212,6 +223,7 @@ class MatchSession:
                 "seats": [{"seat": s.index, "bot": s.spec.name} for s in self.seats],
                 "time_control": asdict(self.tc),
                 "sandbox": sandbox or {"name": "unknown"},
+                "deals": "seed" if deals is None else "explicit",
                 "started_at": time.time(),
             }
         )
@@ -355,7 +367,10 @@ class MatchSession:
                     self.on_hand_end(self, result)
                 if game.match_over:
                     break
-                game.next_hand()
+                if self.deals is None:
+                    game.next_hand()
+                else:
+                    game.next_hand(self.deals[game.hand_no + 1], independent=True)
             summary = self.summary()
             self.broadcast(
                 pb.RefereeMessage(

@@ -124,6 +124,7 @@ class Game:
         self.results: list[HandResult] = []
         self.history: list[Action] = []
         self.match_over = False
+        self._fresh_opening = False
         self._start_hand(hands, leader)
 
     @classmethod
@@ -165,7 +166,11 @@ class Game:
             if not (isinstance(leader, int) and 0 <= leader < n):
                 raise ValueError(f"leader must be a seat 0..{n - 1}, got {leader!r}")
             self.turn = leader
-        elif self.hand_no == 0 or self.rules.opening == "card-holder-every-hand":
+        elif (
+            self.hand_no == 0
+            or self.rules.opening == "card-holder-every-hand"
+            or self._fresh_opening
+        ):
             strength = self._t.strength
             lowest = min((c for cards in dealt for c in cards), key=strength.__getitem__)
             self.must_include = CARDS[lowest]
@@ -190,13 +195,20 @@ class Game:
             out.append(parsed)
         return out
 
-    def next_hand(self, hands: Sequence[Iterable[Any]] | None = None) -> None:
-        """Deal the next hand of the match (from the seed, or the given hands)."""
+    def next_hand(
+        self, hands: Sequence[Iterable[Any]] | None = None, independent: bool = False
+    ) -> None:
+        """Deal the next hand of the match (from the seed, or the given hands).
+
+        ``independent``: play it like a first hand (the holder of the lowest card leads it
+        and must lead that card), as duplicate play needs so that a deal's rotations stay
+        comparable."""
         if not self.hand_over:
             raise IllegalMoveError("the hand is still being played")
         if self.match_over:
             raise IllegalMoveError("the match is over")
         self.hand_no += 1
+        self._fresh_opening = independent
         self._start_hand(hands, None)
 
     # ----- what a seat may see ----------------------------------------------------------

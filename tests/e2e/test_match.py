@@ -124,3 +124,48 @@ def test_docker_match_builds_every_bot_image_automatically(tmp_path):
         for t in image.tags
     }
     assert any(t.startswith("bigtwo-bot/my_bot") for t in tags)
+
+
+def test_duplicate_deals_rotate_the_hands_and_replay(record_file):
+    """Each deal is played in every seat rotation as an independent hand; the record
+    replays from the recorded deals."""
+    import asyncio
+
+    from arena.ladder.duplicate import rotated_deals
+    from arena.match import run_match
+    from arena.referee.session import TimeControl
+    from bigtwo import RuleSet
+
+    from .conftest import bot
+
+    rules = RuleSet.preset("hk")
+    deals = rotated_deals(rules, [11, 12], rotations=4)
+    assert len(deals) == 8
+    for r in range(4):  # rotation r: seat s holds hand (s + r) % 4 of the deal
+        assert deals[r][0] == deals[0][r]
+    result = asyncio.run(
+        run_match(
+            [bot("greedy"), bot("heuristic"), bot("random"), bot("greedy")],
+            rules,
+            5,
+            TimeControl(),
+            "inproc",
+            record_file,
+            deals=deals,
+        )
+    )
+    assert len(result["hands"]) == 8 and result["rules"]["match_end"] == "hands"
+    events = [json.loads(line) for line in record_file.read_text().splitlines()]
+    dealt = [e for e in events if e["type"] == "deal"]
+    recorded = [[sorted(map(_card_id, h)) for h in e["hands"]] for e in dealt]
+    assert recorded == [[sorted(h) for h in d] for d in deals]
+    for e in dealt:  # every hand opens like a first hand: the 3♦ holder leads
+        assert "3D" in e["hands"][e["leader"]]
+    rep = replay(record_file)
+    assert rep.complete and rep.turns > 40
+
+
+def _card_id(text):
+    from bigtwo import Card
+
+    return int(Card(text))

@@ -1,0 +1,48 @@
+"""Duplicate deals: the same cards dealt again with the hands moved across the seats, so
+that every bot holds every hand and the luck of the deal cancels out.
+
+A deal comes from a recorded seed (``bigtwo.deal(rules, seed)``).  Its *rotations* are
+seat permutations ``p`` (seat ``s`` gets hand ``p[s]``):
+
+- 4 (default): the cyclic rotations — every bot holds every hand once;
+- 12: the cyclic rotations of the three seatings that differ up to reflection — every bot
+  also sits next to every other bot equally often (which side cannot be balanced exactly
+  with 12: the complete directed graph on four vertices has no decomposition into three
+  directed 4-cycles);
+- 24: every permutation (for finals) — every bot has every other bot on its left equally.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from bigtwo import RuleSet, deal
+
+ROTATIONS = (4, 12, 24)
+
+
+def seat_permutations(players: int, rotations: int) -> list[tuple[int, ...]]:
+    cyclic = [tuple((s + r) % players for s in range(players)) for r in range(players)]
+    if rotations == players:
+        return cyclic
+    if players == 4 and rotations == 12:
+        seatings = [(0, 1, 2, 3), (0, 1, 3, 2), (0, 2, 1, 3)]
+        return [
+            tuple(seating[(s + r) % 4] for s in range(4)) for seating in seatings for r in range(4)
+        ]
+    if players == 4 and rotations == 24:
+        return list(itertools.permutations(range(4)))
+    raise ValueError(f"rotations must be one of {players} (cyclic), 12 or 24 with 4 players")
+
+
+def rotated_deals(
+    rules: RuleSet, seeds: list[int | str], rotations: int = 4
+) -> list[list[list[int]]]:
+    """Every deal of ``seeds`` in every rotation, as per-seat hands (card ids), in play
+    order: deal 0's rotations, then deal 1's, …"""
+    out = []
+    for seed in seeds:
+        hands = deal(rules, seed)
+        for perm in seat_permutations(rules.players, rotations):
+            out.append([[int(c) for c in hands[perm[s]]] for s in range(rules.players)])
+    return out
