@@ -420,7 +420,218 @@ def sandbox_gc() -> None:
     console.print(f"match folders removed: {len(folders)} (running matches are left alone)")
 
 
+ladder_app = typer.Typer(help="Ladders: duplicate round-robin and ratings.", no_args_is_help=True)
+app.add_typer(ladder_app, name="ladder")
+
+
+def _ladder_setup(
+    db: str, name: str, ruleset: RuleSet | None, settings: dict | None, bots: list[str]
+):  # type: ignore[no-untyped-def]
+    """Open the database, find or create the ladder, enter the bots; returns the engine."""
+    from sqlalchemy import select
+    from sqlalchemy.exc import SQLAlchemyError
+    from sqlalchemy.orm import Session
+
+    from .bots import BotSpecError
+    from .bots import resolve as resolve_bot
+    from .ladder.store import Entry, Ladder, add_version, open_engine, source_hash
+
+    try:
+        engine = open_engine(db)
+    except SQLAlchemyError as exc:
+        raise _fail(f"--db {db}: {str(exc).splitlines()[0]}") from None
+    try:
+        specs = [resolve_bot(b) for b in bots]
+    except BotSpecError as exc:
+        raise _fail(str(exc)) from None
+    if any(s.remote for s in specs):
+        raise _fail("a ladder cannot hold remote seats")
+    with Session(engine) as session, session.begin():
+        ladder = session.scalar(select(Ladder).where(Ladder.name == name))
+        if ladder is None:
+            if ruleset is None or settings is None:
+                raise _fail(f"no ladder named {name!r} in {db}")
+            ladder = Ladder(name=name, rules=ruleset.to_dict(), settings=settings)
+            session.add(ladder)
+            session.flush()
+        elif ruleset is not None and ladder.rules != ruleset.to_dict():
+            raise _fail(f"ladder {name!r} plays other rules; give another --name")
+        for spec in specs:
+            assert spec.path is not None
+            version = add_version(session, spec.name, spec.runner_spec, source_hash(spec.path))
+            exists = session.scalar(
+                select(Entry).where(Entry.ladder_id == ladder.id, Entry.version_id == version.id)
+            )
+            if exists is None:
+                session.add(Entry(ladder_id=ladder.id, version_id=version.id))
+    return engine
+
+
+def _print_leaderboard(engine, name: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    from rich.table import Table
+    from sqlalchemy.orm import Session
+
+    from .ladder.runner import leaderboard
+
+    with Session(engine) as session:
+        _, rows = leaderboard(session, name)
+    if as_json:
+        sys.stdout.write(json.dumps(rows) + "\n")
+        return
+    table = Table(title=f"Ladder {name}: Elo with 95% intervals (Plackett–Luce on deal blocks)")
+    for col in (
+        "rank",
+        "bot",
+        "Elo",
+        "95% interval",
+        "matches",
+        "pts/hand",
+        "1st",
+        "faults",
+        "vs next",
+    ):
+        table.add_column(col, justify="left" if col == "bot" else "right")
+    for r in rows:
+        table.add_row(
+            str(r["rank"]),
+            r["bot"],
+            f"{r['elo']:+.0f}",
+            f"[{r['elo_low']:+.0f}, {r['elo_high']:+.0f}]",
+            str(r["matches"]),
+            f"{r['points_per_hand']:+.2f}" if r["points_per_hand"] is not None else "-",
+            str(r["first_places"]),
+            str(r["faults"]),
+            "separated" if r["separated_from_next"] else "",
+        )
+    Console(highlight=False).print(table)
+
+
+@ladder_app.command("run")
+def ladder_run(
+    bots: Annotated[
+        list[str] | None,
+        typer.Argument(help="Bots to enter (as for `arena match`); also --bots A B C."),
+    ] = None,
+    name: Annotated[
+        str, typer.Option(help="Ladder name (several live in one database).")
+    ] = "default",
+    rules: RulesOpt = "hk",
+    set_: SetOpt = None,
+    deals: Annotated[int, typer.Option(min=1, help="Deals per match.")] = 4,
+    rotations: Annotated[int, typer.Option(help="Seat rotations per deal: 4, 12 or 24.")] = 4,
+    rounds: Annotated[int, typer.Option(min=1, help="Matches per group of four.")] = 1,
+    db: Annotated[
+        str, typer.Option(help="SQLite file or database URL (postgresql://...).")
+    ] = "arena.db",
+    sandbox: Annotated[str, typer.Option(help="auto, docker, process or inproc.")] = "auto",
+    jobs: Annotated[
+        int | None, typer.Option(min=1, help="Matches at once (default: cores).")
+    ] = None,
+    move_ms: Annotated[int, typer.Option(min=1)] = 1000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the leaderboard as JSON.")] = False,
+) -> None:
+    """Run a duplicate round-robin ladder and print the leaderboard.
+
+    Resumable: run it again and it plays only what is not finished; add bots and they get
+    matches against the field. Example: arena ladder run --rules hk --bots sample_bots/*
+    """
+    import asyncio
+    import os
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+    from sqlalchemy.orm import Session
+
+    from .ladder.duplicate import ROTATIONS
+    from .ladder.runner import plan, run_pending
+
+    if rotations not in ROTATIONS:
+        raise _fail(f"--rotations {rotations}: choose 4, 12 or 24")
+    if sandbox not in SANDBOXES:
+        raise _fail(f"--sandbox {sandbox!r}: choose one of {', '.join(SANDBOXES)}")
+    try:
+        ruleset = load_rules(rules, set_ or ())
+    except RulesError as exc:
+        raise _fail(str(exc)) from None
+    if ruleset.players != 4 and rotations != ruleset.players:
+        raise _fail(f"--rotations must be {ruleset.players} with {ruleset.players} players")
+    settings = {
+        "deals": deals,
+        "rotations": rotations,
+        "sandbox": sandbox,
+        "time_control": {
+            "move_ms": move_ms,
+            "bank_ms": 10_000,
+            "startup_ms": 30_000,
+            "max_strikes": 3,
+        },
+    }
+    engine = _ladder_setup(db, name, ruleset, settings, bots or [])
+    from sqlalchemy import select
+
+    from .ladder.store import Ladder
+
+    with Session(engine) as session, session.begin():
+        ladder = session.scalar(select(Ladder).where(Ladder.name == name))
+        try:
+            plan(session, ladder, rounds)
+        except ValueError as exc:
+            raise _fail(str(exc)) from None
+    console = Console(stderr=as_json, highlight=False)
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=as_json,
+    ) as progress:
+        task = progress.add_task("matches", total=None)
+
+        def on_done(done: int, total: int, _summary: dict) -> None:
+            progress.update(task, completed=done, total=total)
+
+        try:
+            asyncio.run(run_pending(engine, name, jobs or os.cpu_count() or 1, on_done))
+        except KeyboardInterrupt:
+            raise _fail(
+                "interrupted: finished matches are saved; run again to go on", 130
+            ) from None
+        except (ImageBuildError, SandboxUnavailable) as exc:
+            raise _fail(str(exc)) from None
+    _print_leaderboard(engine, name, as_json)
+
+
+@ladder_app.command("show")
+def ladder_show(
+    name: Annotated[str, typer.Option(help="Ladder name.")] = "default",
+    db: Annotated[str, typer.Option(help="SQLite file or database URL.")] = "arena.db",
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Print a ladder's leaderboard (rank, bot, Elo ± 95% interval, matches, ...)."""
+    from pathlib import Path as _Path
+
+    if "://" not in db and not _Path(db).exists():
+        raise _fail(f"--db {db}: no such database")
+    engine = _ladder_setup(db, name, None, None, [])
+    _print_leaderboard(engine, name, as_json)
+
+
+def _expand_bots(argv: list[str]) -> list[str]:
+    """`--bots a b c` (as a shell glob gives) → `a b c` as arguments."""
+    out: list[str] = []
+    taking = False
+    for arg in argv:
+        if arg == "--bots":
+            taking = True
+            continue
+        if taking and arg.startswith("-"):
+            taking = False
+        out.append(arg)
+    return out
+
+
 def main() -> None:
+    sys.argv[1:] = _expand_bots(sys.argv[1:])
     app()
 
 

@@ -1,0 +1,16 @@
+"""Alembic environment: the connection comes from the arena (store.upgrade)."""
+
+from alembic import context
+
+from arena.ladder.store import Base
+
+connection = context.config.attributes.get("connection")
+if connection is None:
+    raise RuntimeError("run migrations through arena.ladder.store.upgrade()")
+context.configure(
+    connection=connection,
+    target_metadata=Base.metadata,
+    render_as_batch=connection.dialect.name == "sqlite",
+)
+with context.begin_transaction():
+    context.run_migrations()

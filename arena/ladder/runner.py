@@ -1,0 +1,269 @@
+"""Planning and running a ladder: groups of four, duplicate matches, resumable.
+
+Planning is incremental and deterministic: every group of four entrants (all groups when
+there are few, a balanced sample when C(n, 4) is large) gets ``rounds`` matches, each of
+``deals`` deal seeds derived from the ladder, the group and the round, every deal played in
+every seat rotation.  A match has a key; planning again adds only the keys that are missing,
+so new or updated bots join a running ladder and get matches against the field.
+
+Running takes the pending matches, plays up to ``jobs`` at once (each with its own referee
+and sandboxes), and writes each finished match in one transaction.  A match left
+``running`` by a killed run is played again from scratch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hashlib
+import itertools
+import json
+import random
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
+
+from bigtwo import RuleSet
+
+from ..bots import resolve
+from ..match import run_match
+from ..referee.session import TimeControl
+from .duplicate import rotated_deals
+from .ratings import Fit, fit_plackett_luce
+from .store import BotVersion, DealResult, Entry, Ladder, Match, _now, save_match
+
+MAX_ALL_GROUPS = 70  # C(8, 4): beyond, a balanced sample
+
+
+def groups_for(ids: list[int], seats: int = 4, rng: random.Random | None = None) -> list[list[int]]:
+    """Groups of ``seats`` entrants: all of them when few, else a sample in which every pair
+    meets about equally often.  With fewer entrants than seats, entrants repeat in
+    rotation."""
+    ids = sorted(ids)
+    if len(ids) < 2:
+        raise ValueError("a ladder needs at least two distinct bots")
+    if len(ids) <= seats:
+        return [[ids[i % len(ids)] for i in range(seats)]]
+    combos = [list(c) for c in itertools.combinations(ids, seats)]
+    if len(combos) <= MAX_ALL_GROUPS:
+        return combos
+    rng = rng or random.Random(0)
+    meets = {p: 0 for p in itertools.combinations(ids, 2)}
+    target = MAX_ALL_GROUPS
+    chosen: list[list[int]] = []
+    for _ in range(target):  # greedy: the group whose pairs have met least
+        sample = rng.sample(combos, min(200, len(combos)))
+        best = min(sample, key=lambda g: sum(meets[p] for p in itertools.combinations(g, 2)))
+        chosen.append(best)
+        for p in itertools.combinations(best, 2):
+            meets[p] += 1
+    return chosen
+
+
+def plan(session: Session, ladder: Ladder, rounds: int) -> int:
+    """Add the missing matches; returns how many were added."""
+    s = ladder.settings
+    ids = [e.version_id for e in session.scalars(select(Entry).where(Entry.ladder_id == ladder.id))]
+    added = 0
+    for group in groups_for(ids):
+        for r in range(rounds):
+            key = hashlib.sha256(json.dumps([group, r]).encode()).hexdigest()[:32]
+            exists = session.scalar(
+                select(Match.id).where(Match.ladder_id == ladder.id, Match.key == key)
+            )
+            if exists:
+                continue
+            seeds = [f"{ladder.name}/{key}/{i}" for i in range(s["deals"])]
+            session.add(Match(ladder_id=ladder.id, key=key, seats=group, deal_seeds=seeds))
+            added += 1
+    return added
+
+
+def block_totals(match: Match, summary: dict[str, Any], rotations: int) -> list[dict[str, float]]:
+    """Per deal, each version's points summed over the deal's rotations."""
+    totals: list[dict[str, float]] = [{} for _ in match.deal_seeds]
+    for hand in summary["hands"]:
+        block = totals[hand["hand"] // rotations]
+        for seat, score in enumerate(hand["scores"]):
+            vid = str(match.seats[seat])
+            block[vid] = block.get(vid, 0.0) + score
+    return totals
+
+
+async def _play(engine: Engine, ladder_id: int, match_id: int) -> dict[str, Any]:
+    with Session(engine) as session:
+        ladder = session.get(Ladder, ladder_id)
+        match = session.get(Match, match_id)
+        assert ladder is not None and match is not None
+        match.status = "running"
+        match.started = _now()
+        session.commit()
+        versions = {
+            v.id: v
+            for v in session.scalars(select(BotVersion).where(BotVersion.id.in_(match.seats)))
+        }
+        specs = [resolve(versions[v].spec) for v in match.seats]
+        names = [versions[v].label for v in match.seats]
+        specs = [dataclasses.replace(sp, name=n) for sp, n in zip(specs, names, strict=True)]
+        s = ladder.settings
+        rules = RuleSet.from_dict(ladder.rules)
+        deals = rotated_deals(rules, list(match.deal_seeds), s["rotations"])
+        tc = TimeControl(**s["time_control"])
+        seeds = list(match.deal_seeds)
+    with tempfile.TemporaryDirectory(prefix="ladder-") as tmp:
+        record = Path(tmp) / "match.jsonl"
+        summary = await run_match(specs, rules, seeds[0], tc, s["sandbox"], record, deals=deals)
+        moves = [
+            e
+            for e in (json.loads(line) for line in record.read_text().splitlines())
+            if e["type"] == "turn"
+        ]
+    with Session(engine) as session, session.begin():
+        match = session.get(Match, match_id)
+        assert match is not None
+        save_match(session, match, summary, block_totals(match, summary, s["rotations"]), moves)
+    return summary
+
+
+async def run_pending(
+    engine: Engine,
+    ladder_name: str,
+    jobs: int,
+    on_done: Callable[[int, int, dict[str, Any]], None] | None = None,
+) -> int:
+    """Play every pending match (and any left running by a killed run); returns how many
+    finished.  Cancelling it (Ctrl-C) stops the matches in flight; those finished stay."""
+    with Session(engine) as session, session.begin():
+        ladder = session.scalar(select(Ladder).where(Ladder.name == ladder_name))
+        if ladder is None:
+            raise ValueError(f"no ladder named {ladder_name!r}")
+        for m in session.scalars(
+            select(Match).where(Match.ladder_id == ladder.id, Match.status == "running")
+        ):
+            m.status = "pending"  # interrupted last time: replay from scratch
+        pending = list(
+            session.scalars(
+                select(Match.id)
+                .where(Match.ladder_id == ladder.id, Match.status == "pending")
+                .order_by(Match.id)
+            )
+        )
+        ladder_id = ladder.id
+    total = len(pending)
+    done = 0
+    gate = asyncio.Semaphore(max(1, jobs))
+
+    async def one(mid: int) -> None:
+        nonlocal done
+        async with gate:
+            summary = await _play(engine, ladder_id, mid)
+        done += 1
+        if on_done:
+            on_done(done, total, summary)
+
+    tasks = [asyncio.create_task(one(mid)) for mid in pending]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            with contextlib.suppress(BaseException):
+                await t
+    return done
+
+
+def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[dict[str, Any]]]:
+    """The ladder's ratings and one row per entrant, in rank order."""
+    ladder = session.scalar(select(Ladder).where(Ladder.name == ladder_name))
+    if ladder is None:
+        raise ValueError(f"no ladder named {ladder_name!r}")
+    rows = session.execute(
+        select(DealResult.totals)
+        .join(Match)
+        .where(Match.ladder_id == ladder.id)
+        .order_by(Match.id, DealResult.index)
+    ).all()
+    blocks = [{int(k): v for k, v in r.totals.items()} for r in rows]
+    blocks = [b for b in blocks if len(b) >= 2]
+    entries = {
+        e.version_id: e.version
+        for e in session.scalars(select(Entry).where(Entry.ladder_id == ladder.id))
+    }
+    done = {
+        m.id: m
+        for m in session.scalars(
+            select(Match).where(Match.ladder_id == ladder.id, Match.status == "done")
+        )
+    }
+    if len({k for b in blocks for k in b}) < 2:
+        return None, []
+    fit = fit_plackett_luce(blocks)
+    skill = openskill_ordinals(blocks)
+    out = []
+    ranked = fit.ratings
+    for i, r in enumerate(ranked):
+        v = entries.get(r.bot) or session.get(BotVersion, r.bot)
+        played = [m for m in done.values() if r.bot in m.seats]
+        points, hands, firsts, faults = 0.0, 0, 0, 0
+        for m in played:
+            for h in m.result["hands"]:
+                for seat, vid in enumerate(m.seats):
+                    if vid == r.bot:
+                        points += h["scores"][seat]
+                        hands += 1
+            for seat in m.result["seats"]:
+                if m.seats[seat["seat"]] == r.bot:
+                    firsts += seat["place"] == 1
+                    faults += len(seat["faults"])
+        below = ranked[i + 1] if i + 1 < len(ranked) else None
+        out.append(
+            {
+                "rank": i + 1,
+                "bot": v.label if v else str(r.bot),
+                "elo": round(r.elo, 1),
+                "elo_low": round(r.low, 1),
+                "elo_high": round(r.high, 1),
+                "openskill": round(skill[r.bot], 2),
+                "matches": len(played),
+                "points_per_hand": round(points / hands, 3) if hands else None,
+                "first_places": firsts,
+                "faults": faults,
+                "separated_from_next": bool(below and fit.separated(r.bot, below.bot)),
+            }
+        )
+    return fit, out
+
+
+def openskill_ordinals(blocks: list[dict[Any, float]]) -> dict[Any, float]:
+    """OpenSkill (Plackett–Luce, skill drift tau = 0: fixed bot versions) over the blocks in
+    play order; the conservative ordinal (mu − 3 sigma) for live feedback, never the rank."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce(tau=0.0)
+    ratings: dict[Any, Any] = {}
+    for block in blocks:
+        names = list(block)
+        teams = [[ratings.setdefault(b, model.rating())] for b in names]
+        new = model.rate(teams, scores=[block[b] for b in names])
+        for b, team in zip(names, new, strict=True):
+            ratings[b] = team[0]
+    return {b: r.ordinal() for b, r in ratings.items()}
+
+
+def counts(session: Session, ladder_name: str) -> dict[str, int]:
+    ladder = session.scalar(select(Ladder).where(Ladder.name == ladder_name))
+    if ladder is None:
+        return {}
+    rows = session.execute(
+        select(Match.status, func.count())
+        .where(Match.ladder_id == ladder.id)
+        .group_by(Match.status)
+    ).all()
+    return {status: n for status, n in rows}

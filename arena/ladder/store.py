@@ -1,0 +1,258 @@
+"""The ladder's database: bots and their versions, ladders, planned and finished matches,
+deals, moves (replays) and faults.  SQLAlchemy 2; a SQLite file by default (WAL mode),
+PostgreSQL by URL, same code.  The schema is created and upgraded by Alembic
+(``arena/ladder/migrations``).
+
+A finished match is written in one transaction, so a killed ladder never holds half a
+match; a match left ``running`` by a killed run is played again from scratch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    select,
+)
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Bot(Base):
+    __tablename__ = "bots"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    versions: Mapped[list[BotVersion]] = relationship(back_populates="bot")
+
+
+class BotVersion(Base):
+    """One version of a bot: a new source hash is a new version with its own rating."""
+
+    __tablename__ = "bot_versions"
+    __table_args__ = (UniqueConstraint("bot_id", "source_hash"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    number: Mapped[int] = mapped_column(Integer)
+    source_hash: Mapped[str] = mapped_column(String(64))
+    spec: Mapped[str] = mapped_column(Text)  # what `arena match` takes (path[:Class])
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    bot: Mapped[Bot] = relationship(back_populates="versions")
+
+    @property
+    def label(self) -> str:
+        return self.bot.name if self.number == 1 else f"{self.bot.name}@v{self.number}"
+
+
+class Ladder(Base):
+    __tablename__ = "ladders"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    rules: Mapped[dict] = mapped_column(JSON)
+    settings: Mapped[dict] = mapped_column(JSON)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class Entry(Base):
+    """A bot version taking part in a ladder."""
+
+    __tablename__ = "entries"
+    __table_args__ = (UniqueConstraint("ladder_id", "version_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id"))
+    version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"))
+    version: Mapped[BotVersion] = relationship()
+
+
+class Match(Base):
+    """A planned match: a group of versions in seat order and its deal seeds."""
+
+    __tablename__ = "matches"
+    __table_args__ = (UniqueConstraint("ladder_id", "key"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id"))
+    key: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16), default="pending")  # pending|running|done
+    seats: Mapped[list] = mapped_column(JSON)  # version ids in seat order
+    deal_seeds: Mapped[list] = mapped_column(JSON)
+    result: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    started: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    deals: Mapped[list[DealResult]] = relationship(back_populates="match")
+
+
+class DealResult(Base):
+    """One deal of a match, all its rotations: each version's total points (the block the
+    ratings use)."""
+
+    __tablename__ = "deals"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"))
+    index: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[str] = mapped_column(String(64))
+    totals: Mapped[dict] = mapped_column(JSON)  # version id (str) → points over rotations
+    match: Mapped[Match] = relationship(back_populates="deals")
+
+
+class Move(Base):
+    __tablename__ = "moves"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
+    hand: Mapped[int] = mapped_column(Integer)
+    turn: Mapped[int] = mapped_column(Integer)
+    seat: Mapped[int] = mapped_column(Integer)
+    move: Mapped[str] = mapped_column(String(40))
+    by_referee: Mapped[bool] = mapped_column(default=False)
+    ms: Mapped[float] = mapped_column(Float)
+
+
+class FaultRow(Base):
+    __tablename__ = "faults"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"))
+    kind: Mapped[str] = mapped_column(String(20))
+    hand: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    turn: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    detail: Mapped[str] = mapped_column(Text)
+
+
+class RatingSnapshot(Base):
+    __tablename__ = "rating_snapshots"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id"))
+    matches: Mapped[int] = mapped_column(Integer)
+    ratings: Mapped[list] = mapped_column(JSON)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+def database_url(db: str) -> str:
+    """A URL from what a user types: a URL as it is, anything else a SQLite file path."""
+    return db if "://" in db else f"sqlite:///{Path(db).expanduser().resolve()}"
+
+
+def open_engine(db: str) -> Engine:
+    """Engine for ``db``, schema upgraded to the newest migration."""
+    url = database_url(db)
+    engine = create_engine(url, future=True)
+    if engine.dialect.name == "sqlite":
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(conn, _record):  # type: ignore[no-untyped-def]
+            cur = conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA busy_timeout=10000")
+            cur.close()
+
+    upgrade(engine)
+    return engine
+
+
+def upgrade(engine: Engine) -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+
+
+def source_hash(path: Path) -> str:
+    """A bot version's identity: its files' content (the folder for folder bots)."""
+    h = hashlib.sha256()
+    files = (
+        sorted(p for p in path.parent.rglob("*") if p.is_file())
+        if path.name == "bot.py"
+        else [path]
+    )
+    for p in files:
+        if "__pycache__" in p.parts or any(part.startswith(".") for part in p.parts[-2:]):
+            continue
+        h.update(str(p.relative_to(path.parent)).encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+def add_version(session: Session, name: str, spec: str, digest: str) -> BotVersion:
+    """The version of ``name`` with this source hash (a new one when the code changed)."""
+    bot = session.scalar(select(Bot).where(Bot.name == name))
+    if bot is None:
+        bot = Bot(name=name)
+        session.add(bot)
+        session.flush()
+    version = session.scalar(
+        select(BotVersion).where(BotVersion.bot_id == bot.id, BotVersion.source_hash == digest)
+    )
+    if version is None:
+        number = len(bot.versions) + 1
+        version = BotVersion(bot=bot, number=number, source_hash=digest, spec=spec)
+        session.add(version)
+        session.flush()
+    return version
+
+
+def save_match(
+    session: Session,
+    match: Match,
+    summary: dict[str, Any],
+    totals: list[dict[str, float]],
+    moves: list[dict[str, Any]],
+) -> None:
+    """Everything a finished match produced, in the caller's one transaction."""
+    match.status = "done"
+    match.finished = _now()
+    match.result = json.loads(json.dumps(summary))
+    for i, block in enumerate(totals):
+        session.add(
+            DealResult(match_id=match.id, index=i, seed=str(match.deal_seeds[i]), totals=block)
+        )
+    for m in moves:
+        session.add(
+            Move(
+                match_id=match.id,
+                hand=m["hand"],
+                turn=m["turn"],
+                seat=m["seat"],
+                move=m["move"],
+                by_referee=m["by_referee"],
+                ms=m["ms"],
+            )
+        )
+    for seat in summary["seats"]:
+        for f in seat["faults"]:
+            session.add(
+                FaultRow(
+                    match_id=match.id,
+                    version_id=match.seats[seat["seat"]],
+                    kind=f["kind"],
+                    hand=f["hand"],
+                    turn=f["turn"],
+                    detail=f["detail"],
+                )
+            )

@@ -1,0 +1,149 @@
+"""The ladder: planning, a real run (bots over gRPC), resuming after SIGKILL, new entrants."""
+
+import itertools
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.ladder.runner import groups_for
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = [str(ROOT / "sample_bots" / n) for n in ("random", "greedy", "heuristic")]
+
+
+def arena(*args, timeout=600):
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_groups_fill_few_entrants_and_balance_many():
+    assert groups_for([5, 3]) == [[3, 5, 3, 5]]
+    assert groups_for([1, 2, 3]) == [[1, 2, 3, 1]]
+    assert len(groups_for(list(range(8)))) == 70  # every group of four
+    many = groups_for(list(range(12)))
+    meets = {p: 0 for p in itertools.combinations(range(12), 2)}
+    for g in many:
+        for p in itertools.combinations(sorted(g), 2):
+            meets[p] += 1
+    assert min(meets.values()) >= 1 and max(meets.values()) - min(meets.values()) <= 4
+    with pytest.raises(ValueError, match="two distinct bots"):
+        groups_for([1])
+
+
+def statuses(db):
+    with sqlite3.connect(db) as con:
+        return dict(con.execute("select status, count(*) from matches group by status"))
+
+
+def test_ladder_runs_ranks_and_shows_json(tmp_path):
+    db = tmp_path / "l.db"
+    proc = arena(
+        "ladder",
+        "run",
+        "--db",
+        str(db),
+        "--sandbox",
+        "inproc",
+        "--rounds",
+        "3",
+        "--json",
+        "--bots",
+        *SAMPLES,
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert {r["bot"] for r in rows} == {"random", "greedy", "heuristic"}
+    for r in rows:
+        assert set(r) >= {"bot", "elo", "elo_low", "elo_high", "openskill", "matches"}
+        assert r["elo_low"] <= r["elo"] <= r["elo_high"] and r["matches"] == 3
+    order = [r["bot"] for r in rows]
+    assert order.index("heuristic") < order.index("random")
+    assert statuses(db) == {"done": 3}
+    shown = arena("ladder", "show", "--db", str(db), "--json")
+    assert json.loads(shown.stdout) == rows
+    with sqlite3.connect(db) as con:  # one block per deal, moves kept for replays
+        assert con.execute("select count(*) from deals").fetchone()[0] == 3 * 4
+        assert con.execute("select count(*) from moves").fetchone()[0] > 3 * 16 * 20
+
+
+def test_a_killed_ladder_resumes_without_losing_or_doubling_a_match(tmp_path):
+    db = tmp_path / "l.db"
+    cmd = [
+        sys.executable,
+        "-m",
+        "arena",
+        "ladder",
+        "run",
+        "--db",
+        str(db),
+        "--sandbox",
+        "inproc",
+        "--rounds",
+        "6",
+        "--jobs",
+        "1",
+        "--bots",
+        *SAMPLES,
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        if db.exists() and statuses(db).get("done", 0) >= 2:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = statuses(db)
+    assert 2 <= before.get("done", 0) < 6
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert statuses(db) == {"done": 6}
+    with sqlite3.connect(db) as con:
+        assert con.execute("select count(*) from deals").fetchone()[0] == 6 * 4
+        per_match = con.execute("select match_id, count(*) from deals group by match_id")
+        assert all(n == 4 for _, n in per_match)
+
+
+def test_a_new_bot_joins_a_running_ladder(tmp_path):
+    db = tmp_path / "l.db"
+    first = arena(
+        "ladder",
+        "run",
+        "--db",
+        str(db),
+        "--sandbox",
+        "inproc",
+        "--json",
+        "--bots",
+        SAMPLES[0],
+        SAMPLES[1],
+    )
+    assert first.returncode == 0, first.stderr
+    second = arena(
+        "ladder", "run", "--db", str(db), "--sandbox", "inproc", "--json", "--bots", SAMPLES[2]
+    )
+    assert second.returncode == 0, second.stderr
+    rows = json.loads(second.stdout)
+    assert {r["bot"] for r in rows} == {"random", "greedy", "heuristic"}
+    assert next(r for r in rows if r["bot"] == "heuristic")["matches"] >= 1
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["ladder", "run", "--rotations", "5", "random", "greedy"], "--rotations 5"),
+        (["ladder", "run", "--sandbox", "vm", "random", "greedy"], "--sandbox"),
+        (["ladder", "run", "nobot", "greedy"], "bot 'nobot'"),
+        (["ladder", "show", "--db", "/no/such.db"], "no such database"),
+    ],
+)
+def test_ladder_bad_input(args, message, tmp_path):
+    proc = arena(*args, "--db", str(tmp_path / "x.db")) if args[1] == "run" else arena(*args)
+    assert proc.returncode != 0 and message in proc.stderr and "Traceback" not in proc.stderr
