@@ -151,7 +151,10 @@ class RatingSnapshot(Base):
 
 
 def database_url(db: str) -> str:
-    """A URL from what a user types: a URL as it is, anything else a SQLite file path."""
+    """A URL from what a user types: ``postgresql://…`` (driven by psycopg 3), any other
+    SQLAlchemy URL as it is, anything else a SQLite file path."""
+    if db.startswith(("postgresql://", "postgres://")):
+        return "postgresql+psycopg://" + db.split("://", 1)[1]
     return db if "://" in db else f"sqlite:///{Path(db).expanduser().resolve()}"
 
 

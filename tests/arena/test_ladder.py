@@ -2,16 +2,22 @@
 
 import itertools
 import json
+import os
+import secrets
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
 
 from arena.ladder.runner import groups_for
+from arena.ladder.store import database_url
+
+PG = os.environ.get("ARENA_TEST_POSTGRES_URL")  # e.g. postgresql://arena:arena@127.0.0.1/x
+REQUIRE_PG = os.environ.get("ARENA_REQUIRE_POSTGRES") == "1"
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = [str(ROOT / "sample_bots" / n) for n in ("random", "greedy", "heuristic")]
@@ -37,13 +43,43 @@ def test_groups_fill_few_entrants_and_balance_many():
         groups_for([1])
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request, tmp_path):
+    """A fresh database: a SQLite file, or a new database on the PostgreSQL server."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "l.db")
+        return
+    if not PG:
+        if REQUIRE_PG:
+            pytest.fail("ARENA_REQUIRE_POSTGRES=1 but ARENA_TEST_POSTGRES_URL is not set")
+        pytest.skip("no PostgreSQL server (set ARENA_TEST_POSTGRES_URL)")
+    name = f"arena_t_{secrets.token_hex(4)}"
+    admin = create_engine(database_url(PG), isolation_level="AUTOCOMMIT")
+    with admin.connect() as con:
+        con.execute(text(f"CREATE DATABASE {name}"))
+    yield PG.rsplit("/", 1)[0] + "/" + name
+    with admin.connect() as con:
+        con.execute(text(f"DROP DATABASE {name} WITH (FORCE)"))
+    admin.dispose()
+
+
+def query(db, sql):
+    engine = create_engine(database_url(db))
+    try:
+        with engine.connect() as con:
+            return con.execute(text(sql)).all()
+    finally:
+        engine.dispose()
+
+
 def statuses(db):
-    with sqlite3.connect(db) as con:
-        return dict(con.execute("select status, count(*) from matches group by status"))
+    try:
+        return dict(query(db, "select status, count(*) from matches group by status"))
+    except Exception:
+        return {}
 
 
-def test_ladder_runs_ranks_and_shows_json(tmp_path):
-    db = tmp_path / "l.db"
+def test_ladder_runs_ranks_and_shows_json(db):
     proc = arena(
         "ladder",
         "run",
@@ -68,13 +104,11 @@ def test_ladder_runs_ranks_and_shows_json(tmp_path):
     assert statuses(db) == {"done": 3}
     shown = arena("ladder", "show", "--db", str(db), "--json")
     assert json.loads(shown.stdout) == rows
-    with sqlite3.connect(db) as con:  # one block per deal, moves kept for replays
-        assert con.execute("select count(*) from deals").fetchone()[0] == 3 * 4
-        assert con.execute("select count(*) from moves").fetchone()[0] > 3 * 16 * 20
+    assert query(db, "select count(*) from deals")[0][0] == 3 * 4  # one block per deal
+    assert query(db, "select count(*) from moves")[0][0] > 3 * 16 * 20  # replays kept
 
 
-def test_a_killed_ladder_resumes_without_losing_or_doubling_a_match(tmp_path):
-    db = tmp_path / "l.db"
+def test_a_killed_ladder_resumes_without_losing_or_doubling_a_match(db):
     cmd = [
         sys.executable,
         "-m",
@@ -96,7 +130,7 @@ def test_a_killed_ladder_resumes_without_losing_or_doubling_a_match(tmp_path):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         time.sleep(0.2)
-        if db.exists() and statuses(db).get("done", 0) >= 2:
+        if statuses(db).get("done", 0) >= 2:
             break
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -105,14 +139,12 @@ def test_a_killed_ladder_resumes_without_losing_or_doubling_a_match(tmp_path):
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr
     assert statuses(db) == {"done": 6}
-    with sqlite3.connect(db) as con:
-        assert con.execute("select count(*) from deals").fetchone()[0] == 6 * 4
-        per_match = con.execute("select match_id, count(*) from deals group by match_id")
-        assert all(n == 4 for _, n in per_match)
+    assert query(db, "select count(*) from deals")[0][0] == 6 * 4
+    per_match = query(db, "select match_id, count(*) from deals group by match_id")
+    assert all(n == 4 for _, n in per_match)
 
 
-def test_a_new_bot_joins_a_running_ladder(tmp_path):
-    db = tmp_path / "l.db"
+def test_a_new_bot_joins_a_running_ladder(db):
     first = arena(
         "ladder",
         "run",
