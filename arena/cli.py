@@ -616,6 +616,109 @@ def ladder_show(
     _print_leaderboard(engine, name, as_json)
 
 
+@app.command()
+def compare(
+    new: Annotated[str, typer.Argument(help="The candidate bot (as for `arena match`).")],
+    old: Annotated[str, typer.Argument(help="The bot it must beat.")],
+    opponents: Annotated[
+        list[str] | None,
+        typer.Option("--opponent", help="An opponent (repeat; default: the sample bots)."),
+    ] = None,
+    rules: RulesOpt = "hk",
+    set_: SetOpt = None,
+    elo0: Annotated[
+        float, typer.Option(help="H0: NEW is this much better (normalized Elo).")
+    ] = 0.0,
+    elo1: Annotated[float, typer.Option(help="H1: NEW is this much better.")] = 10.0,
+    alpha: Annotated[float, typer.Option(help="False positive rate.")] = 0.05,
+    beta: Annotated[float, typer.Option(help="False negative rate.")] = 0.05,
+    max_matches: Annotated[
+        int, typer.Option(min=1, help="Budget: pairs of matches (each pair plays --batch deals).")
+    ] = 50,
+    batch: Annotated[int, typer.Option(min=1, help="Deals per match.")] = 4,
+    seed: Annotated[str, typer.Option(help="Seed of the deals.")] = "compare",
+    sandbox: Annotated[str, typer.Option(help="auto, docker, process or inproc.")] = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
+) -> None:
+    """Is NEW better than OLD? A sequential test on paired deals (exit 0 better, 1 not
+    better, 2 undecided at the budget).
+
+    NEW and OLD each play the same deals in the same seats against the same opponents; a
+    sample is NEW's points minus OLD's on one deal. Example: arena compare my_bot_v7.py
+    my_bot_v6.py --elo1 5
+    """
+    import asyncio
+
+    from rich.progress import BarColumn, Progress, TextColumn
+
+    from .bots import BotSpecError, resolve
+    from .ladder.compare import decide, match_samples, verdict
+    from .ladder.sprt import SPRT
+
+    if sandbox not in SANDBOXES:
+        raise _fail(f"--sandbox {sandbox!r}: choose one of {', '.join(SANDBOXES)}")
+    try:
+        ruleset = load_rules(rules, set_ or ())
+        test = SPRT(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta)
+        specs = [resolve(new), resolve(old)]
+        pool = [resolve(o) for o in (opponents or ["random", "greedy", "heuristic"])]
+    except (RulesError, BotSpecError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    if len(pool) != ruleset.players - 1:
+        raise _fail(
+            f"{len(pool)} opponents for a {ruleset.players}-player game "
+            f"(give {ruleset.players - 1} with --opponent)"
+        )
+    console = Console(stderr=as_json, highlight=False)
+    budget = max_matches * batch
+
+    async def run() -> str | None:
+        samples = match_samples(specs[0], specs[1], pool, ruleset, seed, sandbox, batch)
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total} deals"),
+            console=console,
+            transient=as_json,
+        ) as progress:
+            task = progress.add_task("LLR 0.00", total=budget)
+            async for sample in samples:
+                decision = decide(test, sample)
+                elo, low, high = test.elo()
+                progress.update(
+                    task,
+                    completed=test.n,
+                    description=(
+                        f"LLR {test.llr:+.2f} [{test.lower:.2f}, {test.upper:.2f}]  "
+                        f"nElo {elo:+.0f} [{low:+.0f}, {high:+.0f}]"
+                    ),
+                )
+                if decision or test.n >= budget:
+                    await samples.aclose()
+                    return decision
+        return None
+
+    try:
+        decision = asyncio.run(run())
+    except KeyboardInterrupt:
+        raise _fail("interrupted", 130) from None
+    except (ImageBuildError, SandboxUnavailable) as exc:
+        raise _fail(str(exc)) from None
+    result = verdict(test, decision)
+    if as_json:
+        sys.stdout.write(
+            json.dumps({"new": specs[0].name, "old": specs[1].name, **result.to_dict()}) + "\n"
+        )
+    else:
+        console.print(
+            f"{specs[0].name} vs {specs[1].name}: {result.decision.upper()} after "
+            f"{result.samples} deals (LLR {result.llr:+.2f}, bounds [{result.lower:.2f}, "
+            f"{result.upper:.2f}]; normalized Elo {result.elo:+.1f} "
+            f"[{result.elo_low:+.1f}, {result.elo_high:+.1f}])"
+        )
+    raise typer.Exit(result.exit_code)
+
+
 def _expand_bots(argv: list[str]) -> list[str]:
     """`--bots a b c` (as a shell glob gives) → `a b c` as arguments."""
     out: list[str] = []
