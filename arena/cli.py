@@ -601,6 +601,64 @@ def ladder_run(
     _print_leaderboard(engine, name, as_json)
 
 
+@ladder_app.command("add")
+def ladder_add(
+    bots: Annotated[list[str], typer.Argument(help="Bots to enter (as for `arena match`).")],
+    name: Annotated[str, typer.Option(help="Ladder name.")] = "default",
+    db: Annotated[str, typer.Option(help="SQLite file or database URL.")] = "arena.db",
+) -> None:
+    """Enter bots in an existing ladder; the next `arena ladder run` schedules their matches
+    against the field. A changed bot is a new version with its own rating."""
+    from pathlib import Path as _Path
+
+    if "://" not in db and not _Path(db).exists():
+        raise _fail(f"--db {db}: no such database (create the ladder with `arena ladder run`)")
+    _ladder_setup(db, name, None, None, bots)
+    Console(highlight=False).print(f"entered {len(bots)} bot(s) in ladder {name!r}")
+
+
+@ladder_app.command("export")
+def ladder_export(
+    name: Annotated[str, typer.Option(help="Ladder name.")] = "default",
+    db: Annotated[str, typer.Option(help="SQLite file or database URL.")] = "arena.db",
+    csv_: Annotated[bool, typer.Option("--csv", help="CSV (the default is JSON).")] = False,
+) -> None:
+    """Every finished deal block (match, deal, seed, bot, points over its rotations), for
+    analysis elsewhere: JSON lines, or CSV with --csv."""
+    import csv
+    from pathlib import Path as _Path
+
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from .ladder.store import BotVersion, DealResult, Ladder, Match
+
+    if "://" not in db and not _Path(db).exists():
+        raise _fail(f"--db {db}: no such database")
+    engine = _ladder_setup(db, name, None, None, [])
+    with Session(engine) as session:
+        ladder = session.scalar(select(Ladder).where(Ladder.name == name))
+        labels = {v.id: v.label for v in session.scalars(select(BotVersion))}
+        rows = session.execute(
+            select(Match.id, DealResult.index, DealResult.seed, DealResult.totals)
+            .join(Match)
+            .where(Match.ladder_id == ladder.id)
+            .order_by(Match.id, DealResult.index)
+        ).all()
+    records = [
+        {"match": m, "deal": i, "seed": seed, "bot": labels.get(int(v), v), "points": pts}
+        for m, i, seed, totals in rows
+        for v, pts in totals.items()
+    ]
+    if csv_:
+        writer = csv.DictWriter(sys.stdout, fieldnames=["match", "deal", "seed", "bot", "points"])
+        writer.writeheader()
+        writer.writerows(records)
+    else:
+        for r in records:
+            sys.stdout.write(json.dumps(r) + "\n")
+
+
 @ladder_app.command("show")
 def ladder_show(
     name: Annotated[str, typer.Option(help="Ladder name.")] = "default",

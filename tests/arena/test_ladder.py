@@ -179,3 +179,31 @@ def test_a_new_bot_joins_a_running_ladder(db):
 def test_ladder_bad_input(args, message, tmp_path):
     proc = arena(*args, "--db", str(tmp_path / "x.db")) if args[1] == "run" else arena(*args)
     assert proc.returncode != 0 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_add_then_run_and_export(tmp_path):
+    db = str(tmp_path / "l.db")
+    first = arena(
+        "ladder",
+        "run",
+        "--db",
+        db,
+        "--sandbox",
+        "inproc",
+        "--json",
+        "--bots",
+        SAMPLES[0],
+        SAMPLES[1],
+    )
+    assert first.returncode == 0, first.stderr
+    added = arena("ladder", "add", "--db", db, SAMPLES[2])
+    assert added.returncode == 0 and "entered 1 bot" in added.stdout
+    run = arena("ladder", "run", "--db", db, "--sandbox", "inproc", "--json")
+    assert {r["bot"] for r in json.loads(run.stdout)} == {"random", "greedy", "heuristic"}
+    csv_out = arena("ladder", "export", "--db", db, "--csv")
+    lines = csv_out.stdout.strip().splitlines()
+    assert lines[0] == "match,deal,seed,bot,points" and len(lines) > 8
+    jsonl = [json.loads(x) for x in arena("ladder", "export", "--db", db).stdout.splitlines()]
+    assert {r["bot"] for r in jsonl} == {"random", "greedy", "heuristic"}
+    missing = arena("ladder", "add", "--db", str(tmp_path / "none.db"), SAMPLES[0])
+    assert missing.returncode == 2 and "no such database" in missing.stderr
