@@ -533,7 +533,8 @@ def ladder_run(
     """Run a duplicate round-robin ladder and print the leaderboard.
 
     Resumable: run it again and it plays only what is not finished; add bots and they get
-    matches against the field. Example: arena ladder run --rules hk --bots sample_bots/*
+    matches against the field. A new ladder with no bots named plays the sample bots.
+    Example: arena ladder run --rules hk --bots sample_bots/*
     """
     import asyncio
     import os
@@ -565,6 +566,23 @@ def ladder_run(
             "max_strikes": 3,
         },
     }
+    if not bots:
+        from pathlib import Path as _Path
+
+        from sqlalchemy import create_engine, inspect
+
+        from .bots import sample_names
+        from .ladder.store import database_url
+
+        fresh = "://" not in db and not _Path(db).exists()
+        if not fresh:
+            probe = create_engine(database_url(db))
+            try:
+                fresh = not inspect(probe).has_table("ladders")
+            finally:
+                probe.dispose()
+        if fresh:  # a new ladder with no bots named: the sample bots
+            bots = sample_names()
     engine = _ladder_setup(db, name, ruleset, settings, bots or [])
     from sqlalchemy import select
 

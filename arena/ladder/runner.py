@@ -86,13 +86,17 @@ def plan(session: Session, ladder: Ladder, rounds: int) -> int:
 
 
 def block_totals(match: Match, summary: dict[str, Any], rotations: int) -> list[dict[str, float]]:
-    """Per deal, each version's points summed over the deal's rotations."""
+    """Per deal, each version's points over the deal's rotations — per seat it held, so that
+    an entrant repeated to fill the table (it then holds two seats) is not counted twice."""
+    seats_held: dict[str, int] = {}
+    for vid in match.seats:
+        seats_held[str(vid)] = seats_held.get(str(vid), 0) + 1
     totals: list[dict[str, float]] = [{} for _ in match.deal_seeds]
     for hand in summary["hands"]:
         block = totals[hand["hand"] // rotations]
         for seat, score in enumerate(hand["scores"]):
             vid = str(match.seats[seat])
-            block[vid] = block.get(vid, 0.0) + score
+            block[vid] = block.get(vid, 0.0) + score / seats_held[vid]
     return totals
 
 

@@ -207,3 +207,33 @@ def test_add_then_run_and_export(tmp_path):
     assert {r["bot"] for r in jsonl} == {"random", "greedy", "heuristic"}
     missing = arena("ladder", "add", "--db", str(tmp_path / "none.db"), SAMPLES[0])
     assert missing.returncode == 2 and "no such database" in missing.stderr
+
+
+@pytest.mark.parametrize("preset", ["hk", "family", "pusoy"])
+def test_sample_bots_come_out_in_their_true_order_with_separated_intervals(preset, tmp_path):
+    proc = arena(
+        "ladder",
+        "run",
+        "--db",
+        str(tmp_path / "l.db"),
+        "--rules",
+        preset,
+        "--sandbox",
+        "inproc",
+        "--rounds",
+        "30",
+        "--json",
+        "--bots",
+        *SAMPLES,
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert [r["bot"] for r in rows] == ["heuristic", "greedy", "random"]
+    assert rows[0]["elo_low"] > rows[1]["elo_high"] and rows[1]["elo_low"] > rows[2]["elo_high"]
+    assert rows[0]["separated_from_next"] and rows[1]["separated_from_next"]
+
+
+def test_a_new_ladder_with_no_bots_plays_the_sample_bots(tmp_path):
+    proc = arena("ladder", "run", "--db", str(tmp_path / "l.db"), "--sandbox", "inproc", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert {r["bot"] for r in json.loads(proc.stdout)} == {"random", "greedy", "heuristic"}
