@@ -478,32 +478,39 @@ def _print_leaderboard(engine, name: str, as_json: bool) -> None:  # type: ignor
     if as_json:
         sys.stdout.write(json.dumps(rows) + "\n")
         return
-    table = Table(title=f"Ladder {name}: Elo with 95% intervals (Plackett–Luce on deal blocks)")
+    table = Table(title=f"Ladder {name}: Elo ± 95% (Plackett–Luce on deal blocks)")
     for col in (
-        "rank",
+        "#",
         "bot",
         "Elo",
-        "95% interval",
+        "95%",
+        "OpenSkill",
         "matches",
         "pts/hand",
         "1st",
         "faults",
-        "vs next",
+        "next",
     ):
-        table.add_column(col, justify="left" if col == "bot" else "right")
+        table.add_column(col, justify="left" if col == "bot" else "right", no_wrap=True)
     for r in rows:
         table.add_row(
             str(r["rank"]),
             r["bot"],
             f"{r['elo']:+.0f}",
-            f"[{r['elo_low']:+.0f}, {r['elo_high']:+.0f}]",
+            f"{r['elo_low']:+.0f}..{r['elo_high']:+.0f}",
+            f"{r['openskill']:.1f}",
             str(r["matches"]),
             f"{r['points_per_hand']:+.2f}" if r["points_per_hand"] is not None else "-",
             str(r["first_places"]),
             str(r["faults"]),
-            "separated" if r["separated_from_next"] else "",
+            "" if r is rows[-1] else ">" if r["separated_from_next"] else "~",
         )
-    Console(highlight=False).print(table)
+    console = Console(highlight=False, width=max(100, Console().width))
+    console.print(table)
+    console.print(
+        "next: > the bot is statistically separated from the one below it "
+        "(P(stronger) ≥ 97.5%), ~ not yet"
+    )
 
 
 @ladder_app.command("run")
