@@ -623,6 +623,10 @@ def ladder_run(
             ) from None
         except (ImageBuildError, SandboxUnavailable) as exc:
             raise _fail(str(exc)) from None
+    from .ladder.runner import snapshot
+
+    with Session(engine) as session, session.begin():
+        snapshot(session, name)
     _print_leaderboard(engine, name, as_json)
 
 

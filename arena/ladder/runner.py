@@ -36,7 +36,16 @@ from ..match import run_match
 from ..referee.session import TimeControl
 from .duplicate import rotated_deals
 from .ratings import Fit, fit_plackett_luce
-from .store import BotVersion, DealResult, Entry, Ladder, Match, _now, save_match
+from .store import (
+    BotVersion,
+    DealResult,
+    Entry,
+    Ladder,
+    Match,
+    RatingSnapshot,
+    _now,
+    save_match,
+)
 
 MAX_ALL_GROUPS = 70  # C(8, 4): beyond, a balanced sample
 
@@ -259,6 +268,40 @@ def openskill_ordinals(blocks: list[dict[Any, float]]) -> dict[Any, float]:
         for b, team in zip(names, new, strict=True):
             ratings[b] = team[0]
     return {b: r.ordinal() for b, r in ratings.items()}
+
+
+def elo_history(blocks: list[dict[Any, float]], k: float = 16.0) -> list[dict[Any, float]]:
+    """An incremental K-factor Elo after each block (every pair of distinct bots in a block
+    is one game, scored by their block points), for the rating-over-time plot only — never
+    for the ranking, which is the batch fit's."""
+    ratings: dict[Any, float] = {}
+    out = []
+    for block in blocks:
+        names = list(block)
+        delta = dict.fromkeys(names, 0.0)
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                ra, rb = ratings.setdefault(a, 0.0), ratings.setdefault(b, 0.0)
+                expected = 1 / (1 + 10 ** ((rb - ra) / 400))
+                score = 1.0 if block[a] > block[b] else 0.0 if block[a] < block[b] else 0.5
+                delta[a] += k * (score - expected)
+                delta[b] -= k * (score - expected)
+        for name in names:
+            ratings[name] += delta[name]
+        out.append(dict(ratings))
+    return out
+
+
+def snapshot(session: Session, ladder_name: str) -> RatingSnapshot | None:
+    """Store the leaderboard as it stands (the ratings' history)."""
+    ladder = session.scalar(select(Ladder).where(Ladder.name == ladder_name))
+    _, rows = leaderboard(session, ladder_name)
+    if ladder is None or not rows:
+        return None
+    done = counts(session, ladder_name).get("done", 0)
+    snap = RatingSnapshot(ladder_id=ladder.id, matches=done, ratings=rows)
+    session.add(snap)
+    return snap
 
 
 def counts(session: Session, ladder_name: str) -> dict[str, int]:

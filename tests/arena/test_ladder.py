@@ -237,3 +237,26 @@ def test_a_new_ladder_with_no_bots_plays_the_sample_bots(tmp_path):
     proc = arena("ladder", "run", "--db", str(tmp_path / "l.db"), "--sandbox", "inproc", "--json")
     assert proc.returncode == 0, proc.stderr
     assert {r["bot"] for r in json.loads(proc.stdout)} == {"random", "greedy", "heuristic"}
+
+
+def test_each_run_stores_a_rating_snapshot(tmp_path):
+    db = str(tmp_path / "l.db")
+    for _ in range(2):
+        proc = arena(
+            "ladder",
+            "run",
+            "--db",
+            db,
+            "--sandbox",
+            "inproc",
+            "--json",
+            "--bots",
+            SAMPLES[0],
+            SAMPLES[2],
+        )
+        assert proc.returncode == 0, proc.stderr
+    snaps = query(db, "select matches, ratings from rating_snapshots order by id")
+    assert [m for m, _ in snaps] == [1, 1]
+    ratings = snaps[-1][1]
+    ratings = json.loads(ratings) if isinstance(ratings, str) else ratings
+    assert {r["bot"] for r in ratings} == {"random", "heuristic"}

@@ -96,3 +96,15 @@ def test_sprt_checks_its_parameters():
         SPRT(elo0=5, elo1=5)
     with pytest.raises(ValueError):
         SPRT(alpha=0.7)
+
+
+def test_elo_history_moves_toward_the_truth_but_is_only_a_trace():
+    from arena.ladder.runner import elo_history
+
+    rng = random.Random(11)
+    blocks = play_blocks(ELOS, 2000, rng)
+    history = elo_history(blocks)
+    assert len(history) == len(blocks)
+    final = history[-1]
+    assert final["bot5"] > final["bot0"]
+    assert abs(sum(final.values())) < 1e-6  # zero-sum updates
