@@ -535,6 +535,10 @@ def ladder_run(
         int | None, typer.Option(min=1, help="Matches at once (default: cores).")
     ] = None,
     move_ms: Annotated[int, typer.Option(min=1)] = 1000,
+    executor: Annotated[str, typer.Option(help="local (a pool in this process) or ray.")] = "local",
+    ray_address: Annotated[
+        str | None, typer.Option(help="Ray cluster address (default: a local Ray runtime).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the leaderboard as JSON.")] = False,
 ) -> None:
     """Run a duplicate round-robin ladder and print the leaderboard.
@@ -552,6 +556,8 @@ def ladder_run(
     from .ladder.duplicate import ROTATIONS
     from .ladder.runner import plan, run_pending
 
+    if executor not in ("local", "ray"):
+        raise _fail(f"--executor {executor!r}: choose local or ray")
     if rotations not in ROTATIONS:
         raise _fail(f"--rotations {rotations}: choose 4, 12 or 24")
     if sandbox not in SANDBOXES:
@@ -616,12 +622,16 @@ def ladder_run(
             progress.update(task, completed=done, total=total)
 
         try:
-            asyncio.run(run_pending(engine, name, jobs or os.cpu_count() or 1, on_done))
+            asyncio.run(
+                run_pending(
+                    engine, name, jobs or os.cpu_count() or 1, on_done, executor, ray_address
+                )
+            )
         except KeyboardInterrupt:
             raise _fail(
                 "interrupted: finished matches are saved; run again to go on", 130
             ) from None
-        except (ImageBuildError, SandboxUnavailable) as exc:
+        except (ImageBuildError, SandboxUnavailable, RuntimeError) as exc:
             raise _fail(str(exc)) from None
     from .ladder.runner import snapshot
 

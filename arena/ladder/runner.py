@@ -19,6 +19,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import os
 import random
 import tempfile
 from collections.abc import Callable
@@ -109,7 +110,9 @@ def block_totals(match: Match, summary: dict[str, Any], rotations: int) -> list[
     return totals
 
 
-async def _play(engine: Engine, ladder_id: int, match_id: int) -> dict[str, Any]:
+def _job(engine: Engine, ladder_id: int, match_id: int) -> dict[str, Any]:
+    """Everything a match needs, as plain data (it may travel to a Ray worker); marks the
+    match running."""
     with Session(engine) as session:
         ladder = session.get(Ladder, ladder_id)
         match = session.get(Match, match_id)
@@ -121,27 +124,58 @@ async def _play(engine: Engine, ladder_id: int, match_id: int) -> dict[str, Any]
             v.id: v
             for v in session.scalars(select(BotVersion).where(BotVersion.id.in_(match.seats)))
         }
-        specs = [resolve(versions[v].spec) for v in match.seats]
-        names = [versions[v].label for v in match.seats]
-        specs = [dataclasses.replace(sp, name=n) for sp, n in zip(specs, names, strict=True)]
         s = ladder.settings
         rules = RuleSet.from_dict(ladder.rules)
-        deals = rotated_deals(rules, list(match.deal_seeds), s["rotations"])
-        tc = TimeControl(**s["time_control"])
-        seeds = list(match.deal_seeds)
+        return {
+            "bots": [(versions[v].spec, versions[v].label) for v in match.seats],
+            "rules": ladder.rules,
+            "seed": match.deal_seeds[0],
+            "deals": rotated_deals(rules, list(match.deal_seeds), s["rotations"]),
+            "time_control": s["time_control"],
+            "sandbox": s["sandbox"],
+        }
+
+
+async def play_job(job: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Play a match from its job data; returns the summary and the moves.  Runs wherever
+    the match runs (here, or in a Ray worker with its own Docker engine)."""
+    specs = [dataclasses.replace(resolve(spec), name=label) for spec, label in job["bots"]]
+    rules = RuleSet.from_dict(job["rules"])
     with tempfile.TemporaryDirectory(prefix="ladder-") as tmp:
         record = Path(tmp) / "match.jsonl"
-        summary = await run_match(specs, rules, seeds[0], tc, s["sandbox"], record, deals=deals)
+        summary = await run_match(
+            specs,
+            rules,
+            job["seed"],
+            TimeControl(**job["time_control"]),
+            job["sandbox"],
+            record,
+            deals=job["deals"],
+        )
         moves = [
             e
             for e in (json.loads(line) for line in record.read_text().splitlines())
             if e["type"] == "turn"
         ]
+    return summary, moves
+
+
+def _save(
+    engine: Engine,
+    match_id: int,
+    rotations: int,
+    summary: dict[str, Any],
+    moves: list[dict[str, Any]],
+) -> None:
     with Session(engine) as session, session.begin():
         match = session.get(Match, match_id)
         assert match is not None
-        save_match(session, match, summary, block_totals(match, summary, s["rotations"]), moves)
-    return summary
+        save_match(session, match, summary, block_totals(match, summary, rotations), moves)
+
+
+def _ray_play(job: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The Ray task: one match in the worker's own event loop."""
+    return asyncio.run(play_job(job))
 
 
 async def run_pending(
@@ -149,6 +183,8 @@ async def run_pending(
     ladder_name: str,
     jobs: int,
     on_done: Callable[[int, int, dict[str, Any]], None] | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> int:
     """Play every pending match (and any left running by a killed run); returns how many
     finished.  Cancelling it (Ctrl-C) stops the matches in flight; those finished stay."""
@@ -168,14 +204,21 @@ async def run_pending(
             )
         )
         ladder_id = ladder.id
+        rotations = ladder.settings["rotations"]
     total = len(pending)
     done = 0
     gate = asyncio.Semaphore(max(1, jobs))
+    remote = _ray_remote(ray_address) if executor == "ray" else None
 
     async def one(mid: int) -> None:
         nonlocal done
         async with gate:
-            summary = await _play(engine, ladder_id, mid)
+            job = _job(engine, ladder_id, mid)
+            if remote is None:
+                summary, moves = await play_job(job)
+            else:  # the same job on a Ray worker; results come back to this one writer
+                summary, moves = await remote.remote(job)
+        _save(engine, mid, rotations, summary, moves)
         done += 1
         if on_done:
             on_done(done, total, summary)
@@ -190,6 +233,21 @@ async def run_pending(
             with contextlib.suppress(BaseException):
                 await t
     return done
+
+
+def _ray_remote(address: str | None):  # type: ignore[no-untyped-def]
+    """The match task on a Ray cluster (``address``) or on a local Ray runtime."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no reports leave this machine
+    try:
+        import ray
+    except ImportError:
+        raise RuntimeError("--executor ray needs Ray: pip install 'bigtwo-arena[ray]'") from None
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    return ray.remote(_ray_play)
 
 
 def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[dict[str, Any]]]:

@@ -260,3 +260,40 @@ def test_each_run_stores_a_rating_snapshot(tmp_path):
     ratings = snaps[-1][1]
     ratings = json.loads(ratings) if isinstance(ratings, str) else ratings
     assert {r["bot"] for r in ratings} == {"random", "heuristic"}
+
+
+def test_ray_executor_on_a_local_ray_runtime(tmp_path):
+    """The same match jobs on a Ray runtime the run starts; one writer keeps the results."""
+    pytest.importorskip("ray", reason="Ray is not installed")
+    db = str(tmp_path / "l.db")
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "ladder",
+            "run",
+            "--db",
+            db,
+            "--sandbox",
+            "inproc",
+            "--executor",
+            "ray",
+            "--rounds",
+            "2",
+            "--json",
+            "--bots",
+            SAMPLES[0],
+            SAMPLES[2],
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert {r["bot"] for r in rows} == {"random", "heuristic"}
+    assert statuses(db) == {"done": 2}
+    assert query(db, "select count(*) from deals")[0][0] == 2 * 4
