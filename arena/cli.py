@@ -507,10 +507,23 @@ def _print_leaderboard(engine, name: str, as_json: bool) -> None:  # type: ignor
         )
     console = Console(highlight=False, width=max(100, Console().width))
     console.print(table)
-    console.print(
-        "next: > the bot is statistically separated from the one below it "
-        "(P(stronger) ≥ 97.5%), ~ not yet"
-    )
+    console.print("next: > its 95% interval is clear of the next bot's (separated), ~ not yet")
+
+
+def _top(engine, name: str, n: int = 3) -> str:  # type: ignore[no-untyped-def]
+    """The live top of the leaderboard, for the progress line."""
+    from sqlalchemy.orm import Session
+
+    from .ladder.runner import leaderboard
+
+    try:
+        with Session(engine) as session:
+            _, rows = leaderboard(session, name)
+    except Exception:  # never let the live view stop a ladder
+        return "matches"
+    if not rows:
+        return "matches"
+    return "  ".join(f"{r['rank']}. {r['bot']} {r['elo']:+.0f}" for r in rows[:n])
 
 
 @ladder_app.command("run")
@@ -619,7 +632,7 @@ def ladder_run(
         task = progress.add_task("matches", total=None)
 
         def on_done(done: int, total: int, _summary: dict) -> None:
-            progress.update(task, completed=done, total=total)
+            progress.update(task, completed=done, total=total, description=_top(engine, name))
 
         try:
             asyncio.run(
