@@ -27,6 +27,14 @@ def _docker_problem() -> str | None:
 
 @pytest.fixture(params=["process", "docker"])
 def backend(request):
+    if request.param == "process":
+        from arena.sandbox.process import isolation_note
+
+        note = isolation_note()  # not root, or not Linux: limits only, no confinement
+        if note:
+            if os.environ.get("CI"):
+                pytest.fail(f"CI needs the confined process sandbox, but {note}")
+            pytest.skip(note)
     if request.param == "docker":
         problem = _docker_problem()
         if problem:
