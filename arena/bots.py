@@ -8,6 +8,7 @@ process (except ``inproc``)."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,3 +88,43 @@ def unique_names(specs: list[BotSpec]) -> list[str]:
         else:
             out.append(s.name)
     return out
+
+
+MAX_BOT_BYTES = 20 << 20
+"""A folder bot may hold at most this much (its image and its identity are made of it)."""
+
+
+def bot_files(spec: BotSpec) -> dict[str, bytes]:
+    """The files that make the bot: its whole folder for a folder bot (bot.py, helpers,
+    requirements.txt; no dotfiles, caches or links), the file alone for a file bot.  What
+    goes into its image and what its version is named by, so the two always agree."""
+    if spec.path is None:
+        raise BotSpecError(f"bot {spec.name!r} has no files")
+    files: dict[str, bytes] = {}
+    if spec.path.name != "bot.py":
+        files[spec.path.name] = spec.path.read_bytes()
+        return files
+    root = spec.path.parent
+    total = 0
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root)
+        if (
+            p.is_symlink()
+            or not p.is_file()
+            or any(part.startswith(".") or part == "__pycache__" for part in rel.parts)
+        ):
+            continue
+        data = p.read_bytes()
+        total += len(data)
+        if total > MAX_BOT_BYTES:
+            raise BotSpecError(f"bot {spec.name!r}: folder {root} holds over 20 MiB")
+        files[str(rel)] = data
+    return files
+
+
+def bot_digest(files: dict[str, bytes]) -> str:
+    """A content hash of :func:`bot_files`: a bot version's identity."""
+    h = hashlib.sha256()
+    for name, data in sorted(files.items()):
+        h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()

@@ -432,9 +432,9 @@ def _ladder_setup(
     from sqlalchemy.exc import SQLAlchemyError
     from sqlalchemy.orm import Session
 
-    from .bots import BotSpecError
+    from .bots import BotSpecError, bot_digest, bot_files
     from .bots import resolve as resolve_bot
-    from .ladder.store import Entry, Ladder, add_version, open_engine, source_hash
+    from .ladder.store import Entry, Ladder, add_version, open_engine
 
     try:
         engine = open_engine(db)
@@ -442,6 +442,7 @@ def _ladder_setup(
         raise _fail(f"--db {db}: {str(exc).splitlines()[0]}") from None
     try:
         specs = [resolve_bot(b) for b in bots]
+        digests = [None if s.remote else bot_digest(bot_files(s)) for s in specs]
     except BotSpecError as exc:
         raise _fail(str(exc)) from None
     if any(s.remote for s in specs):
@@ -456,9 +457,9 @@ def _ladder_setup(
             session.flush()
         elif ruleset is not None and ladder.rules != ruleset.to_dict():
             raise _fail(f"ladder {name!r} plays other rules; give another --name")
-        for spec in specs:
-            assert spec.path is not None
-            version = add_version(session, spec.name, spec.runner_spec, source_hash(spec.path))
+        for spec, digest in zip(specs, digests, strict=True):
+            version = add_version(session, spec.name, spec.runner_spec, digest)
+
             exists = session.scalar(
                 select(Entry).where(Entry.ladder_id == ladder.id, Entry.version_id == version.id)
             )

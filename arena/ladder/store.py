@@ -9,7 +9,6 @@ match; a match left ``running`` by a killed run is played again from scratch.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -185,21 +184,6 @@ def upgrade(engine: Engine) -> None:
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")
-
-
-def source_hash(path: Path) -> str:
-    """A bot version's identity: its files' content (the folder for folder bots)."""
-    h = hashlib.sha256()
-    files = (
-        sorted(p for p in path.parent.rglob("*") if p.is_file())
-        if path.name == "bot.py"
-        else [path]
-    )
-    for p in files:
-        if "__pycache__" in p.parts or any(part.startswith(".") for part in p.parts[-2:]):
-            continue
-        h.update(str(p.relative_to(path.parent)).encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
 
 
 def add_version(session: Session, name: str, spec: str, digest: str) -> BotVersion:

@@ -21,13 +21,12 @@ from typing import Any
 
 import bigtwo
 
-from ..bots import BotSpec
+from ..bots import BotSpec, BotSpecError, bot_digest, bot_files
 
 BUILDER_VERSION = "1"
 DEFAULT_BASE = "python:3.11-slim"
 SDK_DIR = Path(bigtwo.__file__).resolve().parents[1]
 LABEL = "org.bigtwo-arena"
-MAX_BOT_BYTES = 20 << 20
 
 
 class ImageBuildError(RuntimeError):
@@ -38,32 +37,6 @@ class ImageBuildError(RuntimeError):
 class BotImage:
     tag: str
     cached: bool
-
-
-def _bot_files(spec: BotSpec) -> dict[str, bytes]:
-    """The files that make the bot: its whole folder for a folder bot (bot.py and any
-    helpers, requirements.txt), the file alone for a file bot."""
-    assert spec.path is not None
-    files: dict[str, bytes] = {}
-    if spec.path.name == "bot.py":
-        root = spec.path.parent
-        total = 0
-        for p in sorted(root.rglob("*")):
-            rel = p.relative_to(root)
-            if (
-                p.is_symlink()
-                or not p.is_file()
-                or any(part.startswith(".") or part == "__pycache__" for part in rel.parts)
-            ):
-                continue
-            data = p.read_bytes()
-            total += len(data)
-            if total > MAX_BOT_BYTES:
-                raise ImageBuildError(f"bot {spec.name!r}: folder {root} holds over 20 MiB")
-            files[str(rel)] = data
-    else:
-        files[spec.path.name] = spec.path.read_bytes()
-    return files
 
 
 def _sdk_digest() -> str:
@@ -134,11 +107,12 @@ class ImageBuilder:
         if spec.path is None:
             raise ImageBuildError(f"bot {spec.name!r} has no files to build")
         self.cache.mkdir(parents=True, exist_ok=True)
-        files = _bot_files(spec)
+        try:
+            files = bot_files(spec)
+        except BotSpecError as exc:
+            raise ImageBuildError(str(exc)) from None
         base_id = self._base_id()
-        h = hashlib.sha256()
-        for name, data in files.items():
-            h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+        h = hashlib.sha256(bot_digest(files).encode())
         sdk = _sdk_digest()
         h.update(f"{sdk}/{base_id}/{BUILDER_VERSION}".encode())
         digest = h.hexdigest()[:16]
