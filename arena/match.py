@@ -83,6 +83,7 @@ async def run_match(
             creds = Credentials(addresses[i], session.match_id, i, token)
             handle = await box.start(bot, creds, workdir)
             handles.append(handle)
+            session.seats[i].exit_grace_s = box.exit_grace_s
 
             async def watch(i: int = i, handle: BotHandle = handle) -> None:
                 how, failed = await handle.wait()

@@ -93,6 +93,9 @@ class Seat:
         self.connected = asyncio.Event()
         self.closed = asyncio.Event()  # the session is done with this seat's stream
         self.exited = asyncio.Event()  # the sandbox saw the bot end
+        # how long a broken stream waits for the sandbox to say how the bot ended; set by
+        # whoever watches the bot's process (0: nobody does, e.g. a remote seat)
+        self.exit_grace_s = 0.0
         self.connected_at: float | None = None  # perf_counter() of its Hello
         self.stream: Any = None  # the gRPC servicer context while attached
         self.inbox: asyncio.Queue[Any] = asyncio.Queue()
@@ -512,9 +515,10 @@ class MatchSession:
             if isinstance(msg, tuple) and msg[0] is DISCONNECTED:
                 # a bot that died takes its stream with it: give the sandbox a moment to
                 # say how it ended, so the fault names the cause (exit code, OOM, signal)
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(0.5):
-                        await seat.exited.wait()
+                if seat.exit_grace_s > 0:
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(seat.exit_grace_s):
+                            await seat.exited.wait()
                 if not seat.gone:
                     self._fault(seat, "disconnect", msg[1])
                 return None

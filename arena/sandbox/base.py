@@ -43,6 +43,10 @@ class BotHandle(abc.ABC):
 
 class Sandbox(abc.ABC):
     name = "?"
+    # a dead bot's stream breaks before its sandbox reports the exit; the referee waits up
+    # to this long for the report so the fault names the cause (exit code, signal, OOM).
+    # A container's exit takes two engine API calls, slow on a loaded machine.
+    exit_grace_s = 1.0
 
     async def prepare(self, bots: list[BotSpec]) -> None:  # noqa: B027 (optional hook)
         """Before the match's clock starts: build or fetch what the bots need."""

@@ -85,6 +85,7 @@ class DockerHandle(BotHandle):
 
 class DockerSandbox(Sandbox):
     name = "docker"
+    exit_grace_s = 5.0
 
     def __init__(
         self, client: Any = None, limits: ContainerLimits | None = None, base: str = DEFAULT_BASE
