@@ -498,7 +498,7 @@ def _print_leaderboard(engine, name: str, as_json: bool) -> None:  # type: ignor
             str(r["rank"]),
             r["bot"],
             f"{r['elo']:+.0f}",
-            f"{r['elo_low']:+.0f}..{r['elo_high']:+.0f}",
+            f"{r['elo_low']:+.0f}..{r['elo_high']:+.0f}" if r["in_field"] else "unbounded*",
             f"{r['openskill']:.1f}",
             str(r["matches"]),
             f"{r['points_per_hand']:+.2f}" if r["points_per_hand"] is not None else "-",
@@ -509,6 +509,11 @@ def _print_leaderboard(engine, name: str, as_json: bool) -> None:  # type: ignor
     console = Console(highlight=False, width=max(100, Console().width))
     console.print(table)
     console.print("next: > its 95% interval is clear of the next bot's (separated), ~ not yet")
+    if not all(r["in_field"] for r in rows):
+        console.print(
+            "* has finished behind (or ahead of) part of the field in every block so far: "
+            "no finite rating yet; the mean anchor leaves it out"
+        )
 
 
 def _top(engine, name: str, n: int = 3) -> str:  # type: ignore[no-untyped-def]

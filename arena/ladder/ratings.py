@@ -12,6 +12,15 @@ the field's mean (or a named anchor bot) is 0.  95% intervals come from the obse
 information (the inverse Hessian of the negative log-likelihood under the anchoring
 constraint); ``superiority[a][b]`` is P(a stronger than b) from the same normal
 approximation, as BayesElo reports it.
+
+**Separation.**  A bot that has finished behind (or ahead of) some part of the field in
+every block it shared with it — a bot that crashes every match, or a newcomer after one
+unlucky block — has no finite maximum-likelihood rating: only the tiny ridge keeps it
+finite, and its interval is huge, as it should be.  The field mean used as anchor is
+therefore taken over the *main field* only (the largest set of bots in which everyone has
+finished ahead of everyone else through some chain of blocks: the largest strongly
+connected component of the "finished ahead of" graph), so that one such bot does not widen
+everybody's interval; ``Rating.in_field`` is False for the others.
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 from scipy.stats import norm
 
 ELO_PER_UNIT = 400 / math.log(10)
@@ -37,6 +48,9 @@ class Rating:
     low: float
     high: float
     stderr: float
+    in_field: bool = True
+    """False: outside the main field (see the module's note on separation); its rating
+    rests on the ridge, not on the data, and its interval is accordingly wide."""
 
 
 @dataclass(frozen=True)
@@ -84,15 +98,43 @@ def _hessian(fun, theta: np.ndarray, eps: float = 1e-4) -> np.ndarray:
     return (h + h.T) / 2
 
 
+def main_field(n: int, ahead: list[tuple[int, int]]) -> np.ndarray:
+    """Mask of the bots in the largest strongly connected component of the directed graph
+    with an edge a → b whenever a finished ahead of b (or level with b) in some block."""
+    if not ahead:
+        return np.ones(n, dtype=bool)
+    rows, cols = zip(*ahead, strict=True)
+    graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+    _, labels = connected_components(graph, directed=True, connection="strong")
+    counts = np.bincount(labels)
+    return labels == int(np.argmax(counts))
+
+
+def _ahead_edges(orders: list[tuple[list[int], list[float]]]) -> list[tuple[int, int]]:
+    edges = set()
+    for order, values in orders:
+        for i, a in enumerate(order):
+            for j in range(i + 1, len(order)):
+                edges.add((a, order[j]))
+                if values[i] == values[j]:
+                    edges.add((order[j], a))
+    return list(edges)
+
+
 def _finish(
-    bots: list[Hashable], theta: np.ndarray, hess: np.ndarray, anchor: Hashable | None
+    bots: list[Hashable],
+    theta: np.ndarray,
+    hess: np.ndarray,
+    anchor: Hashable | None,
+    field: np.ndarray | None = None,
 ) -> Fit:
     n = len(bots)
+    field = np.ones(n, dtype=bool) if field is None else field
     # anchoring is a linear constraint c·theta = 0; the covariance under it is the inverse
     # Hessian projected on the constraint's null space
     c = np.zeros(n)
     if anchor is None:
-        c[:] = 1 / n
+        c[field] = 1 / int(field.sum())
     else:
         c[bots.index(anchor)] = 1
     theta = theta - (c @ theta) / (c @ np.ones(n))
@@ -107,6 +149,7 @@ def _finish(
             ELO_PER_UNIT * (theta[i] - Z95 * se[i]),
             ELO_PER_UNIT * (theta[i] + Z95 * se[i]),
             ELO_PER_UNIT * se[i],
+            bool(field[i]),
         )
         for i, bot in enumerate(bots)
     ]
@@ -136,15 +179,19 @@ def fit_plackett_luce(
         raise ValueError("a rating needs at least two distinct bots")
     index = {b: i for i, b in enumerate(bots)}
     grouped: dict[int, list[list[int]]] = {}
+    ranked: list[tuple[list[int], list[float]]] = []
     for block in blocks:
         if len(block) >= 2:
-            order = [index[b] for b in sorted(block, key=lambda b: -block[b])]
+            names = sorted(block, key=lambda b: -block[b])
+            order = [index[b] for b in names]
             grouped.setdefault(len(order), []).append(order)
+            ranked.append((order, [block[b] for b in names]))
     orders = {n: np.array(rows, dtype=np.intp) for n, rows in grouped.items()}
     fun = lambda th: _pl_negloglik(th, orders)  # noqa: E731
     res = minimize(fun, np.zeros(len(bots)), jac=True, method="L-BFGS-B")
     hess = _hessian(fun, res.x) if intervals else np.eye(len(bots))
-    return _finish(bots, res.x, hess, anchor)
+    field = main_field(len(bots), _ahead_edges(ranked)) if intervals else None
+    return _finish(bots, res.x, hess, anchor, field)
 
 
 def fit_bradley_terry(
@@ -172,7 +219,9 @@ def fit_bradley_terry(
         return float(nll), grad
 
     res = minimize(fun, np.zeros(len(bots)), jac=True, method="L-BFGS-B")
-    return _finish(bots, res.x, _hessian(fun, res.x), anchor)
+    edges = [(index[a], index[b]) for a, b, x in outcomes if x >= 0.5]
+    edges += [(index[b], index[a]) for a, b, x in outcomes if x <= 0.5]
+    return _finish(bots, res.x, _hessian(fun, res.x), anchor, main_field(len(bots), edges))
 
 
 def pairwise_from_blocks(

@@ -307,6 +307,9 @@ def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[di
                 "first_places": firsts,
                 "faults": faults,
                 "separated_from_next": bool(below and fit.separated(r.bot, below.bot)),
+                # False: always behind (or ahead of) part of the field so far, so no finite
+                # rating yet; its interval is the ridge's, and it is not in the anchor mean
+                "in_field": r.in_field,
             }
         )
     return fit, out

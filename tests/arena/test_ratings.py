@@ -63,6 +63,25 @@ def test_an_unbeaten_bot_gets_a_finite_rating():
     assert [r.bot for r in fit.ratings] == ["a", "b", "c"]
 
 
+def test_a_bot_that_always_loses_does_not_widen_the_fields_intervals():
+    """A crashing entrant finishes last in every block: no finite rating exists for it.
+    It is flagged, left out of the mean anchor, and the others' intervals stay what they
+    would be without it."""
+    elos = {f"b{i}": 40.0 * i for i in range(5)}
+    alive = play_blocks(elos, 1200, random.Random(5))
+    with_dead = play_blocks({**elos, "dead": -1e4}, 1500, random.Random(5))
+    assert all(min(b, key=b.get) == "dead" for b in with_dead if "dead" in b)
+    plain, fit = fit_plackett_luce(alive).by_bot(), fit_plackett_luce(with_dead).by_bot()
+    assert not fit["dead"].in_field and all(plain[b].in_field for b in elos)
+    assert all(fit[b].in_field for b in elos)
+    widths = {b: fit[b].high - fit[b].low for b in elos}
+    plain_widths = {b: plain[b].high - plain[b].low for b in elos}
+    for b in elos:  # the same order of width (the data differ), not blown up
+        assert widths[b] < 1.5 * plain_widths[b]
+    assert fit["dead"].high - fit["dead"].low > 10 * max(widths.values())
+    assert abs(sum(fit[b].elo for b in elos)) < 1e-6  # anchored on the field's mean
+
+
 def test_a_rating_needs_two_bots():
     with pytest.raises(ValueError, match="two distinct bots"):
         fit_plackett_luce([{"a": 1}])
