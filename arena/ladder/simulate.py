@@ -54,8 +54,11 @@ def noise_scales(luck_share: float) -> tuple[float, float]:
             return logistic.pdf(0, scale=scale)
         # difference of two luck draws (normal, sd luck_sd·√2) plus that of two Gumbels
         # (logistic with the Gumbel's scale), evaluated at 0
-        dens = lambda x: norm.pdf(x, scale=luck_sd * math.sqrt(2)) * logistic.pdf(  # noqa: E731
-            x, scale=scale
+        dens = lambda x: (
+            norm.pdf(x, scale=luck_sd * math.sqrt(2))
+            * logistic.pdf(  # noqa: E731
+                x, scale=scale
+            )
         )
         return quad(dens, -math.inf, math.inf)[0]
 
