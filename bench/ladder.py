@@ -3,12 +3,19 @@
 1. Matches per minute of a real ladder (bots over gRPC, four deals × four rotations per
    match) for the process and docker sandboxes (docker when an engine answers and has the
    base image).
-2. How many matches the ladder needs to rank the sample bots (heuristic > greedy > random)
-   correctly 95% of the time, with duplicate deals versus independent random deals.  The
-   matches are played by the engine in-process (the same bots and rules, no referee) into a
-   pool, and ladders of m matches are resampled from it.
+2. How many matches the ladder needs to rank a field correctly 95% of the time, with
+   duplicate deals versus independent random deals.  Counted in matches of one deal
+   (``--deals 1``: four hands), so that small differences show.  The hands are played by
+   the engine in-process (the same bots and rules, no referee) into a pool of matches, and
+   ladders of m matches are resampled from it; a logistic curve in log(m) fitted to the
+   outcomes gives where 95% is crossed.  Both deal modes are rated the same two ways:
+     - block: the official rating, Plackett–Luce on each match's summed points;
+     - hand:  Plackett–Luce on every hand's points.
+   Two fields: the sample bots (heuristic > greedy > random, random filling the fourth
+   seat) and a close field of four heuristic bots that play a random legal move 0%, 5%,
+   15% or 30% of the time (stronger the less they do).
 
-    python bench/ladder.py [--pool 160] [--resamples 200] [--json]
+    python bench/ladder.py [--pool 300] [--resamples 200] [--matches 8] [--json]
 
 Target (issue 5): duplicate deals need at most half as many matches.
 """
@@ -17,12 +24,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
+from scipy.optimize import minimize
 
 from arena.ladder.duplicate import rotated_deals
 from arena.ladder.ratings import fit_plackett_luce
@@ -30,73 +42,126 @@ from bigtwo import Game, RuleSet, deal
 from bigtwo.loader import load_bot_class
 
 ROOT = Path(__file__).resolve().parents[1]
-NAMES = ["random", "greedy", "heuristic"]
-TRUTH = ["heuristic", "greedy", "random"]
-GROUP = ["random", "greedy", "heuristic", "random"]  # three bots fill four seats
-DEALS, ROTATIONS = 4, 4
+ROTATIONS = 4
+THROUGHPUT_DEALS = 4
+GRID = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96)
+Hand = dict[str, float]
 
 
-def bots():
-    classes = {n: load_bot_class(str(ROOT / "sample_bots" / n)) for n in NAMES}
-    return [classes[n]() for n in GROUP]
+class Erratic:
+    """A bot that plays a random legal move with probability ``eps``, else asks ``base``."""
+
+    def __init__(self, base, eps: float, seed: int) -> None:  # type: ignore[no-untyped-def]
+        self.base, self.eps, self.rng = base, eps, random.Random(seed)
+
+    def act(self, observation):  # type: ignore[no-untyped-def]
+        if self.eps and self.rng.random() < self.eps:
+            return self.rng.choice(observation.legal_moves)
+        return self.base.act(observation)
 
 
-def play(rules: RuleSet, hands: list[list[int]], seats) -> list[int]:  # type: ignore[no-untyped-def]
+def sample_field() -> tuple[list[str], list, list[str]]:
+    classes = {
+        n: load_bot_class(str(ROOT / "sample_bots" / n)) for n in ("random", "greedy", "heuristic")
+    }
+    seats = ["random", "greedy", "heuristic", "random"]
+    return seats, [classes[n]() for n in seats], ["heuristic", "greedy", "random"]
+
+
+def close_field() -> tuple[list[str], list, list[str]]:
+    heuristic = load_bot_class(str(ROOT / "sample_bots" / "heuristic"))
+    eps = [0.0, 0.05, 0.15, 0.30]
+    names = [f"heuristic~{round(e * 100)}%" for e in eps]
+    return names, [Erratic(heuristic(), e, i) for i, e in enumerate(eps)], names
+
+
+FIELDS: dict[str, Callable[[], tuple[list[str], list, list[str]]]] = {
+    "sample": sample_field,
+    "close": close_field,
+}
+
+
+def play(rules: RuleSet, hands: list[list[int]], seats: list, names: list[str]) -> Hand:
+    """One hand; each entrant's points (averaged when it holds several seats)."""
     g = Game.from_hands(rules, hands)
     while not g.hand_over:
         g.apply(seats[g.turn].act(g.observation(g.turn)))
-    return list(g.scores)
+    points: Hand = {}
+    for seat, score in enumerate(g.scores):
+        points[names[seat]] = points.get(names[seat], 0.0) + score / names.count(names[seat])
+    return points
 
 
-def duplicate_match(rules: RuleSet, k: int) -> list[dict[str, float]]:
-    """One ladder match: DEALS deals × ROTATIONS rotations; a block per deal."""
-    seats = bots()
-    blocks = []
-    deals = rotated_deals(rules, [f"bench/{k}/{i}" for i in range(DEALS)], ROTATIONS)
-    for i in range(DEALS):
-        totals: dict[str, float] = {}
-        for hands in deals[i * ROTATIONS : (i + 1) * ROTATIONS]:
-            for seat, score in enumerate(play(rules, hands, seats)):
-                totals[GROUP[seat]] = totals.get(GROUP[seat], 0.0) + score / GROUP.count(
-                    GROUP[seat]
-                )
-        blocks.append(totals)
-    return blocks
+def pools(rules: RuleSet, field: str, size: int) -> dict[str, list[list[Hand]]]:
+    """``size`` matches of one deal each way: duplicate (the deal in all four rotations)
+    and independent (four fresh deals, each in a random seating)."""
+    names, seats, _ = FIELDS[field]()
+    dup, ind = [], []
+    for k in range(size):
+        dup.append(
+            [
+                play(rules, h, seats, names)
+                for h in rotated_deals(rules, [f"{field}/{k}"], ROTATIONS)
+            ]
+        )
+        rng = random.Random(f"ind/{field}/{k}")
+        match = []
+        for i in range(ROTATIONS):
+            cards = deal(rules, f"ind/{field}/{k}/{i}")
+            order = rng.sample(range(4), 4)
+            match.append(play(rules, [[int(c) for c in cards[o]] for o in order], seats, names))
+        ind.append(match)
+    return {"duplicate": dup, "independent": ind}
 
 
-def independent_match(rules: RuleSet, k: int) -> list[dict[str, float]]:
-    """The same number of hands, each a fresh random deal in a random seating; every hand
-    its own block."""
-    rng = random.Random(f"bench-ind/{k}")
-    seats = bots()
-    blocks = []
-    for i in range(DEALS * ROTATIONS):
-        order = list(range(4))
-        rng.shuffle(order)
-        hands = deal(rules, f"bench-ind/{k}/{i}")
-        scores = play(rules, [[int(c) for c in hands[order[s]]] for s in range(4)], seats)
-        totals: dict[str, float] = {}
-        for seat, score in enumerate(scores):
-            totals[GROUP[seat]] = totals.get(GROUP[seat], 0.0) + score / GROUP.count(GROUP[seat])
-        blocks.append(totals)
-    return blocks
+def summed(match: list[Hand]) -> Hand:
+    total: Hand = {}
+    for hand in match:
+        for bot, points in hand.items():
+            total[bot] = total.get(bot, 0.0) + points
+    return total
 
 
-def matches_needed(pool: list[list[dict]], resamples: int, label: str) -> int | None:
-    rng = random.Random(1)
-    for m in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128):
-        if m > len(pool):
+def right_order(matches: list[list[Hand]], rating: str, truth: list[str]) -> bool:
+    blocks = [summed(m) for m in matches] if rating == "block" else [h for m in matches for h in m]
+    fit = fit_plackett_luce(blocks, intervals=False)
+    return [r.bot for r in fit.ratings] == truth
+
+
+def crossing(points: list[tuple[int, bool]], target: float) -> float | None:
+    """Where a logistic curve in log(matches), fitted by maximum likelihood, reaches the
+    target rate; None when it does not rise."""
+    x = np.array([math.log(m) for m, _ in points])
+    y = np.array([float(ok) for _, ok in points])
+    if y.all():
+        return float(min(m for m, _ in points))
+    xm = x.mean()
+
+    def nll(ab: np.ndarray) -> float:
+        z = ab[0] + ab[1] * (x - xm)
+        return float(np.sum(np.logaddexp(0, z) - y * z))
+
+    a, b = minimize(nll, np.array([0.0, 1.0]), method="Nelder-Mead").x
+    if b <= 0:
+        return None
+    return math.exp(xm + (math.log(target / (1 - target)) - a) / b)
+
+
+def matches_needed(
+    pool: list[list[Hand]], rating: str, truth: list[str], resamples: int, label: str
+) -> float | None:
+    rng = random.Random(f"resample/{label}")
+    points: list[tuple[int, bool]] = []
+    for m in GRID:
+        if m > len(pool) // 2:
             break
-        ok = 0
-        for _ in range(resamples):
-            blocks = [b for match in rng.choices(pool, k=m) for b in match]
-            fit = fit_plackett_luce(blocks, intervals=False)
-            ok += [r.bot for r in fit.ratings] == TRUTH
-        rate = ok / resamples
-        print(f"  {label:11} {m:4d} matches: right order {rate:.0%}", file=sys.stderr, flush=True)
-        if rate >= 0.95:
-            return m
-    return None
+        got = [right_order(rng.choices(pool, k=m), rating, truth) for _ in range(resamples)]
+        points += [(m, ok) for ok in got]
+        rate = sum(got) / resamples
+        print(f"    {label:28} {m:3d} matches: right order {rate:.0%}", file=sys.stderr, flush=True)
+        if rate >= 0.99:
+            break
+    return crossing(points, 0.95)
 
 
 def throughput(sandbox: str, matches: int) -> float:
@@ -118,6 +183,8 @@ def throughput(sandbox: str, matches: int) -> float:
                 sandbox,
                 "--rounds",
                 str(matches),
+                "--deals",
+                str(THROUGHPUT_DEALS),
                 "--json",
             ],
             capture_output=True,
@@ -131,13 +198,15 @@ def throughput(sandbox: str, matches: int) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pool", type=int, default=160, help="matches in each pool")
+    parser.add_argument("--pool", type=int, default=300, help="one-deal matches in each pool")
     parser.add_argument("--resamples", type=int, default=200)
-    parser.add_argument("--matches", type=int, default=8, help="matches per throughput run")
+    parser.add_argument(
+        "--matches", type=int, default=8, help="matches per throughput run (0: skip it)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    if args.pool < 8 or args.resamples < 20 or args.matches < 1:
-        parser.error("--pool ≥ 8, --resamples ≥ 20, --matches ≥ 1")
+    if args.pool < 20 or args.resamples < 20 or args.matches < 0:
+        parser.error("--pool ≥ 20, --resamples ≥ 20, --matches ≥ 0")
     rules = RuleSet.preset("hk")
     out: dict = {"matches_per_minute": {}}
     backends = ["process"]
@@ -151,21 +220,41 @@ def main() -> int:
             backends.append("docker")
         except Exception:
             pass
-    for backend in backends:
+    for backend in backends if args.matches else []:
         out["matches_per_minute"][backend] = round(throughput(backend, args.matches), 1)
         print(
             f"{backend}: {out['matches_per_minute'][backend]} matches/minute "
-            f"({DEALS} deals × {ROTATIONS} rotations, {os.cpu_count()} jobs)",
+            f"({THROUGHPUT_DEALS} deals × {ROTATIONS} rotations, {os.cpu_count()} jobs)",
             file=sys.stderr,
             flush=True,
         )
-    dup = [duplicate_match(rules, k) for k in range(args.pool)]
-    ind = [independent_match(rules, k) for k in range(args.pool)]
-    out["duplicate_matches_for_95pct"] = matches_needed(dup, args.resamples, "duplicate")
-    out["independent_matches_for_95pct"] = matches_needed(ind, args.resamples, "independent")
+    table = []
+    for field in FIELDS:
+        print(f"  field {field}: playing {args.pool} matches each way", file=sys.stderr, flush=True)
+        made = pools(rules, field, args.pool)
+        truth = FIELDS[field]()[2]
+        for rating in ("block", "hand"):
+            need = {
+                mode: matches_needed(
+                    made[mode], rating, truth, args.resamples, f"{field} {rating} {mode}"
+                )
+                for mode in made
+            }
+            table.append({"field": field, "rating": rating, **need})
+    out["matches_for_95pct"] = table
     if args.json:
         print(json.dumps(out))
         return 0
+    print(f"matches/minute: {out['matches_per_minute']}")
+    print("matches of one deal (4 hands) to rank the field right 95% of the time:")
+    print(f"  {'field':7} {'rating':6} {'duplicate':>9} {'independent':>11}  ratio")
+    fmt = lambda v: f"{v:.1f}" if v else "n/a"  # noqa: E731
+    for row in table:
+        d, i = row["duplicate"], row["independent"]
+        ratio = f"{i / d:.2f}x" if d and i else "-"
+        print(f"  {row['field']:7} {row['rating']:6} {fmt(d):>9} {fmt(i):>11}  {ratio}")
+    print("target: duplicate <= half of independent (ratio >= 2) with the official block rating")
+    return 0
     d, i = out["duplicate_matches_for_95pct"], out["independent_matches_for_95pct"]
     print(f"matches/minute: {out['matches_per_minute']}")
     print(

@@ -209,6 +209,49 @@ def test_add_then_run_and_export(tmp_path):
     assert missing.returncode == 2 and "no such database" in missing.stderr
 
 
+@pytest.mark.parametrize("rotations", [12, 24])
+def test_a_ladder_with_12_or_24_rotations_plays_every_rotation(rotations, tmp_path):
+    """One deal in every rotation: as many hands as rotations, and the hand holding the
+    opening card (3D, which leads each independent hand) passes through every seat equally
+    often; the block's totals are the entrants' summed points."""
+    db = str(tmp_path / "l.db")
+    proc = arena(
+        "ladder",
+        "run",
+        "--db",
+        db,
+        "--sandbox",
+        "inproc",
+        "--rounds",
+        "1",
+        "--deals",
+        "1",
+        "--rotations",
+        str(rotations),
+        "--json",
+        "--bots",
+        *SAMPLES,
+    )
+    assert proc.returncode == 0, proc.stderr
+    [(result, seats)] = query(db, "select result, seats from matches")
+    result, seats = (json.loads(x) if isinstance(x, str) else x for x in (result, seats))
+    assert len(result["hands"]) == rotations
+    openers = query(
+        db,
+        "select m.hand, m.seat, m.move from moves m join (select hand, min(turn) as t from "
+        "moves group by hand) f on m.hand = f.hand and m.turn = f.t order by m.hand",
+    )
+    assert len(openers) == rotations and all("3D" in move.split() for _, _, move in openers)
+    held = [seat for _, seat, _ in openers]
+    assert sorted(held.count(s) for s in range(4)) == [rotations // 4] * 4
+    [(totals,)] = query(db, "select totals from deals")
+    totals = json.loads(totals) if isinstance(totals, str) else totals
+    for vid in set(seats):
+        mine = [s for s, v in enumerate(seats) if v == vid]
+        points = sum(h["scores"][s] for h in result["hands"] for s in mine) / len(mine)
+        assert totals[str(vid)] == pytest.approx(points)
+
+
 @pytest.mark.parametrize("preset", ["hk", "family", "pusoy"])
 def test_sample_bots_come_out_in_their_true_order_with_separated_intervals(preset, tmp_path):
     proc = arena(
