@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import sys
@@ -33,8 +32,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-from scipy.optimize import minimize
+from curves import crossing
 
 from arena.ladder.duplicate import rotated_deals
 from arena.ladder.ratings import fit_plackett_luce
@@ -126,25 +124,6 @@ def right_order(matches: list[list[Hand]], rating: str, truth: list[str]) -> boo
     blocks = [summed(m) for m in matches] if rating == "block" else [h for m in matches for h in m]
     fit = fit_plackett_luce(blocks, intervals=False)
     return [r.bot for r in fit.ratings] == truth
-
-
-def crossing(points: list[tuple[int, bool]], target: float) -> float | None:
-    """Where a logistic curve in log(matches), fitted by maximum likelihood, reaches the
-    target rate; None when it does not rise."""
-    x = np.array([math.log(m) for m, _ in points])
-    y = np.array([float(ok) for _, ok in points])
-    if y.all():
-        return float(min(m for m, _ in points))
-    xm = x.mean()
-
-    def nll(ab: np.ndarray) -> float:
-        z = ab[0] + ab[1] * (x - xm)
-        return float(np.sum(np.logaddexp(0, z) - y * z))
-
-    a, b = minimize(nll, np.array([0.0, 1.0]), method="Nelder-Mead").x
-    if b <= 0:
-        return None
-    return math.exp(xm + (math.log(target / (1 - target)) - a) / b)
 
 
 def matches_needed(

@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import sys
 
-import numpy as np
-from scipy.optimize import minimize
+from curves import crossing
 
 from arena.ladder.ratings import fit_plackett_luce
 from arena.ladder.simulate import SCORES, exact_order, play_blocks
@@ -48,23 +46,6 @@ def hits(games: int, duplicate: bool, reps: int, luck: float, score: str) -> lis
     return out
 
 
-def crossing(points: list[tuple[int, bool]]) -> float | None:
-    """Games at which a logistic curve in log(games), fitted to the outcomes by maximum
-    likelihood, reaches the target rate (None when the curve does not rise)."""
-    x = np.array([math.log(g) for g, _ in points])
-    y = np.array([float(h) for _, h in points])
-    xm = x.mean()
-
-    def nll(ab: np.ndarray) -> float:
-        z = ab[0] + ab[1] * (x - xm)
-        return float(np.sum(np.logaddexp(0, z) - y * z))
-
-    a, b = minimize(nll, np.array([0.0, 1.0]), method="Nelder-Mead").x
-    if b <= 0:
-        return None
-    return math.exp(xm + (math.log(TARGET / (1 - TARGET)) - a) / b)
-
-
 def measure(duplicate: bool, reps: int, luck: float, score: str) -> dict:
     sizes = DUPLICATE_SIZES if duplicate else INDEPENDENT_SIZES
     points: list[tuple[int, bool]] = []
@@ -81,7 +62,7 @@ def measure(duplicate: bool, reps: int, luck: float, score: str) -> dict:
         )
         if rates[games] == 1.0 and games >= 2 * sizes[0]:
             break
-    games90 = crossing(points)
+    games90 = crossing(points, TARGET)
     return {"games_for_90pct": round(games90) if games90 else None, "rates": rates}
 
 

@@ -29,6 +29,11 @@ def arena(*args, timeout=600):
     )
 
 
+def ladder_run(db, *extra):
+    """``arena ladder run`` on ``db`` with trusted in-process bots, as JSON."""
+    return arena("ladder", "run", "--db", str(db), "--sandbox", "inproc", "--json", *extra)
+
+
 def test_groups_fill_few_entrants_and_balance_many():
     assert groups_for([5, 3]) == [[3, 5, 3, 5]]
     assert groups_for([1, 2, 3]) == [[1, 2, 3, 1]]
@@ -80,16 +85,10 @@ def statuses(db):
 
 
 def test_ladder_runs_ranks_and_shows_json(db):
-    proc = arena(
-        "ladder",
-        "run",
-        "--db",
+    proc = ladder_run(
         str(db),
-        "--sandbox",
-        "inproc",
         "--rounds",
         "3",
-        "--json",
         "--bots",
         *SAMPLES,
     )
@@ -145,14 +144,8 @@ def test_a_killed_ladder_resumes_without_losing_or_doubling_a_match(db):
 
 
 def test_a_new_bot_joins_a_running_ladder(db):
-    first = arena(
-        "ladder",
-        "run",
-        "--db",
+    first = ladder_run(
         str(db),
-        "--sandbox",
-        "inproc",
-        "--json",
         "--bots",
         SAMPLES[0],
         SAMPLES[1],
@@ -183,14 +176,8 @@ def test_ladder_bad_input(args, message, tmp_path):
 
 def test_add_then_run_and_export(tmp_path):
     db = str(tmp_path / "l.db")
-    first = arena(
-        "ladder",
-        "run",
-        "--db",
+    first = ladder_run(
         db,
-        "--sandbox",
-        "inproc",
-        "--json",
         "--bots",
         SAMPLES[0],
         SAMPLES[1],
@@ -215,20 +202,14 @@ def test_a_ladder_with_12_or_24_rotations_plays_every_rotation(rotations, tmp_pa
     opening card (3D, which leads each independent hand) passes through every seat equally
     often; the block's totals are the entrants' summed points."""
     db = str(tmp_path / "l.db")
-    proc = arena(
-        "ladder",
-        "run",
-        "--db",
+    proc = ladder_run(
         db,
-        "--sandbox",
-        "inproc",
         "--rounds",
         "1",
         "--deals",
         "1",
         "--rotations",
         str(rotations),
-        "--json",
         "--bots",
         *SAMPLES,
     )
@@ -285,14 +266,8 @@ def test_a_new_ladder_with_no_bots_plays_the_sample_bots(tmp_path):
 def test_each_run_stores_a_rating_snapshot(tmp_path):
     db = str(tmp_path / "l.db")
     for _ in range(2):
-        proc = arena(
-            "ladder",
-            "run",
-            "--db",
+        proc = ladder_run(
             db,
-            "--sandbox",
-            "inproc",
-            "--json",
             "--bots",
             SAMPLES[0],
             SAMPLES[2],
