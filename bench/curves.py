@@ -7,23 +7,31 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import minimize
 
 
 def crossing(points: list[tuple[int, bool]], target: float) -> float | None:
-    """The size at which the fitted curve reaches ``target``; the smallest size when every
-    outcome passed, None when the curve does not rise."""
+    """The size at which the fitted curve reaches ``target``: the smallest size when every
+    outcome passed, None when no size tried reached it (never extrapolated)."""
+    sizes = sorted({size for size, _ in points})
+    rate = {n: np.mean([ok for size, ok in points if size == n]) for n in sizes}
+    if all(ok for _, ok in points):
+        return float(sizes[0])
+    if max(rate.values()) < target:
+        return None
     x = np.array([math.log(size) for size, _ in points])
     y = np.array([float(ok) for _, ok in points])
-    if y.all():
-        return float(min(size for size, _ in points))
-    xm = x.mean()
-
-    def nll(ab: np.ndarray) -> float:
-        z = ab[0] + ab[1] * (x - xm)
-        return float(np.sum(np.logaddexp(0, z) - y * z))
-
-    a, b = minimize(nll, np.array([0.0, 1.0]), method="Nelder-Mead").x
+    design = np.column_stack([np.ones_like(x), x - x.mean()])
+    beta = np.zeros(2)
+    for _ in range(50):  # Newton steps on the logistic log-likelihood (tiny ridge: finite)
+        p = 1 / (1 + np.exp(-(design @ beta)))
+        grad = design.T @ (y - p) - 1e-6 * beta
+        hess = (design * (p * (1 - p))[:, None]).T @ design + 1e-6 * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        beta += step
+        if np.abs(step).max() < 1e-9:
+            break
+    a, b = beta
     if b <= 0:
         return None
-    return math.exp(xm + (math.log(target / (1 - target)) - a) / b)
+    at = math.exp(x.mean() + (math.log(target / (1 - target)) - a) / b)
+    return min(max(at, float(sizes[0])), float(sizes[-1]))
