@@ -15,6 +15,7 @@ seat permutations ``p`` (seat ``s`` gets hand ``p[s]``):
 from __future__ import annotations
 
 import itertools
+from collections.abc import Hashable, Sequence
 
 from bigtwo import RuleSet, deal
 
@@ -46,3 +47,35 @@ def rotated_deals(
         for perm in seat_permutations(rules.players, rotations):
             out.append([[int(c) for c in hands[perm[s]]] for s in range(rules.players)])
     return out
+
+
+def block_rankings(
+    seats: Sequence[Hashable], scores: Sequence[Sequence[float]], rotations: int
+) -> list[dict[Hashable, float]]:
+    """The orders one duplicate block gives the ratings, each as entrant → points (higher
+    is better), from ``scores[r][s]``: the points of seat ``s`` in rotation ``r`` of one
+    deal (seat ``s`` held ``seats[s]``, hand ``seat_permutations(...)[r][s]``).
+
+    - one per game: the entrants' points in that hand — who outplayed whom at one table;
+    - one per set of cards: the points each entrant made *with those same cards* over the
+      rotations — a comparison the deal's luck cannot touch.
+
+    An entrant holding several seats counts as the mean of its seats, so it is never
+    counted twice.  Orders with fewer than two distinct entrants are left out.  The orders
+    of a block are correlated (the same games, the same points), so the fit treats the
+    block, not the order, as its unit of evidence."""
+    players = len(seats)
+    perms = seat_permutations(players, rotations)
+    if len(scores) != len(perms) or any(len(row) != players for row in scores):
+        raise ValueError(f"a block needs {len(perms)} rows of {players} scores")
+    games: list[dict[Hashable, list[float]]] = [{} for _ in perms]
+    cards: list[dict[Hashable, list[float]]] = [{} for _ in range(players)]
+    for r, perm in enumerate(perms):
+        for s, who in enumerate(seats):
+            games[r].setdefault(who, []).append(scores[r][s])
+            cards[perm[s]].setdefault(who, []).append(scores[r][s])
+    orders = []
+    for order in games + cards:
+        if len(order) >= 2:
+            orders.append({who: sum(v) / len(v) for who, v in order.items()})
+    return orders

@@ -1,10 +1,13 @@
 """Batch maximum-likelihood ratings with honest uncertainty.
 
-- :func:`fit_plackett_luce`: each *block* (one deal played in every seat rotation, its
-  points summed per bot) gives an order of its bots; the Plackett–Luce likelihood of all the
-  orders is maximised (scipy) for one log-strength per bot.  Rating a whole rotation block
-  as one unit keeps the deal's luck out, and keeps the correlated games of a block from
-  being counted as independent evidence.
+- :func:`fit_plackett_luce`: every *block* (one deal played in every seat rotation) gives
+  one or more orders of its bots — see ``arena.ladder.duplicate.block_rankings``: each
+  game's order and each set of cards' order — and the Plackett–Luce likelihood of all the
+  orders is maximised (scipy) for one log-strength per bot.  Ties are shared out: a tied
+  group counts as the average over its orders.  The orders of a block are correlated (the
+  same games), so the block, never the single order, is the unit of evidence: the Fisher
+  intervals are widened by the dispersion the blocks show (a cluster "sandwich" estimate:
+  a block that just repeats one order k times counts once, not k times).
 - :func:`fit_bradley_terry`: the same from pairwise outcomes (the cross-check).
 
 Ratings are shown on the Elo scale (400 / ln 10 per unit of log-strength), anchored so that
@@ -25,8 +28,9 @@ everybody's interval; ``Rating.in_field`` is False for the others.
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,22 +73,46 @@ class Fit:
         return ra.low > rb.high or rb.low > ra.high
 
 
-def _pl_negloglik(theta: np.ndarray, orders: dict[int, np.ndarray]) -> tuple[float, np.ndarray]:
-    """Negative log-likelihood of the orders (grouped by length: one array of shape
-    blocks × length each, best first) and its gradient; vectorised over blocks."""
+Orders = dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
+"""By length: (rows × length bot indices best first, row weights, row's block index)."""
+
+
+def _pl_negloglik(theta: np.ndarray, orders: Orders) -> tuple[float, np.ndarray]:
+    """Weighted negative log-likelihood of the orders and its gradient; vectorised."""
     nll = PRIOR * float(theta @ theta) / 2
     grad = PRIOR * theta.copy()
-    for length, order in orders.items():
+    for length, (order, weight, _) in orders.items():
         s = theta[order]
         for k in range(length - 1):
             tail = s[:, k:]
             m = tail.max(axis=1, keepdims=True)
             w = np.exp(tail - m)
             z = w.sum(axis=1, keepdims=True)
-            nll -= float(np.sum(s[:, k] - (m[:, 0] + np.log(z[:, 0]))))
-            np.add.at(grad, order[:, k], -1.0)
-            np.add.at(grad, order[:, k:], w / z)
+            nll -= float(np.sum(weight * (s[:, k] - (m[:, 0] + np.log(z[:, 0])))))
+            np.add.at(grad, order[:, k], -weight)
+            np.add.at(grad, order[:, k:], weight[:, None] * w / z)
     return nll, grad
+
+
+def _block_scores(theta: np.ndarray, orders: Orders, blocks: int) -> np.ndarray:
+    """Each block's gradient of the negative log-likelihood (blocks × bots): the pieces of
+    the sandwich's "meat"."""
+    out = np.zeros((blocks, len(theta)))
+    for length, (order, weight, block) in orders.items():
+        s = theta[order]
+        rows = np.zeros((len(order), len(theta)))
+        idx = np.arange(len(order))[:, None]
+        for k in range(length - 1):
+            tail = s[:, k:]
+            w = np.exp(tail - tail.max(axis=1, keepdims=True))
+            np.add.at(rows, (idx[:, 0], order[:, k]), -1.0)
+            np.add.at(
+                rows,
+                (np.broadcast_to(idx, order[:, k:].shape), order[:, k:]),
+                w / w.sum(1, keepdims=True),
+            )
+        np.add.at(out, block, rows * weight[:, None])
+    return out
 
 
 def _hessian(fun, theta: np.ndarray, eps: float = 1e-4) -> np.ndarray:
@@ -127,7 +155,10 @@ def _finish(
     hess: np.ndarray,
     anchor: Hashable | None,
     field: np.ndarray | None = None,
+    scores: np.ndarray | None = None,
 ) -> Fit:
+    """``scores``: per-block gradients (see :func:`_block_scores`); when given, the
+    covariance is widened by the dispersion they show, never narrowed."""
     n = len(bots)
     field = np.ones(n, dtype=bool) if field is None else field
     # anchoring is a linear constraint c·theta = 0; the covariance under it is the inverse
@@ -140,7 +171,12 @@ def _finish(
     theta = theta - (c @ theta) / (c @ np.ones(n))
     basis = np.linalg.svd(c.reshape(1, -1))[2][1:].T  # n × (n−1), orthogonal to c
     reduced = basis.T @ hess @ basis
-    cov = basis @ np.linalg.pinv(reduced) @ basis.T
+    inv = np.linalg.pinv(reduced)
+    dispersion = 1.0
+    if scores is not None and len(scores) > 1 and n > 1:
+        meat = basis.T @ (scores.T @ scores) @ basis * len(scores) / (len(scores) - 1)
+        dispersion = max(1.0, float(np.trace(inv @ meat)) / (n - 1))
+    cov = dispersion * (basis @ inv @ basis.T)
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
     ratings = [
         Rating(
@@ -166,32 +202,54 @@ def _finish(
     return Fit(ratings, sup)
 
 
+def _tie_orders(ranking: Mapping[Hashable, float]) -> list[list[Hashable]]:
+    """Every order consistent with the points, ties in every arrangement."""
+    levels = sorted(set(ranking.values()), reverse=True)
+    groups = [[b for b in ranking if ranking[b] == v] for v in levels]
+    return [
+        [b for group in arrangement for b in group]
+        for arrangement in itertools.product(*(itertools.permutations(g) for g in groups))
+    ]
+
+
 def fit_plackett_luce(
-    blocks: Sequence[dict[Hashable, float]],
+    blocks: Sequence[Mapping[Hashable, float] | Sequence[Mapping[Hashable, float]]],
     anchor: Hashable | None = None,
     intervals: bool = True,
 ) -> Fit:
-    """Ratings from blocks: each block maps bot → its total points in that block (higher is
-    better); ties are broken by listing order, which is rare with summed points.
-    ``intervals=False`` skips the Hessian (the intervals are then meaningless)."""
-    bots = sorted({b for block in blocks for b in block}, key=str)
+    """Ratings from blocks.  A block is one order (bot → points, higher better) or a list
+    of the correlated orders one unit of evidence gave (a duplicate deal's games and card
+    sets).  ``intervals=False`` skips the Hessian (the intervals are then meaningless)."""
+    units = [[b] if isinstance(b, Mapping) else list(b) for b in blocks]
+    bots = sorted({b for unit in units for r in unit for b in r}, key=str)
     if len(bots) < 2:
         raise ValueError("a rating needs at least two distinct bots")
     index = {b: i for i, b in enumerate(bots)}
-    grouped: dict[int, list[list[int]]] = {}
+    rows: dict[int, tuple[list[list[int]], list[float], list[int]]] = {}
     ranked: list[tuple[list[int], list[float]]] = []
-    for block in blocks:
-        if len(block) >= 2:
-            names = sorted(block, key=lambda b: -block[b])
-            order = [index[b] for b in names]
-            grouped.setdefault(len(order), []).append(order)
-            ranked.append((order, [block[b] for b in names]))
-    orders = {n: np.array(rows, dtype=np.intp) for n, rows in grouped.items()}
+    for u, unit in enumerate(units):
+        for ranking in unit:
+            if len(ranking) < 2:
+                continue
+            arrangements = _tie_orders(ranking)
+            for names in arrangements:
+                order, weights, owner = rows.setdefault(len(names), ([], [], []))
+                order.append([index[b] for b in names])
+                weights.append(1 / len(arrangements))
+                owner.append(u)
+            names = arrangements[0]
+            ranked.append(([index[b] for b in names], [ranking[b] for b in names]))
+    orders: Orders = {
+        n: (np.array(o, dtype=np.intp), np.array(w), np.array(b, dtype=np.intp))
+        for n, (o, w, b) in rows.items()
+    }
     fun = lambda th: _pl_negloglik(th, orders)  # noqa: E731
     res = minimize(fun, np.zeros(len(bots)), jac=True, method="L-BFGS-B")
-    hess = _hessian(fun, res.x) if intervals else np.eye(len(bots))
-    field = main_field(len(bots), _ahead_edges(ranked)) if intervals else None
-    return _finish(bots, res.x, hess, anchor, field)
+    if not intervals:
+        return _finish(bots, res.x, np.eye(len(bots)), anchor)
+    field = main_field(len(bots), _ahead_edges(ranked))
+    scores = _block_scores(res.x, orders, len(units))
+    return _finish(bots, res.x, _hessian(fun, res.x), anchor, field, scores)
 
 
 def fit_bradley_terry(
@@ -225,16 +283,18 @@ def fit_bradley_terry(
 
 
 def pairwise_from_blocks(
-    blocks: Sequence[dict[Hashable, float]],
+    blocks: Sequence[Mapping[Hashable, float] | Sequence[Mapping[Hashable, float]]],
 ) -> list[tuple[Hashable, Hashable, float]]:
-    """Every pair of distinct bots in every block, as a Bradley–Terry outcome."""
+    """Every pair of distinct bots in every order of every block, as a Bradley–Terry
+    outcome (for the cross-check: its intervals treat the pairs as independent)."""
     out = []
     for block in blocks:
-        names = list(block)
-        for i, a in enumerate(names):
-            for b in names[i + 1 :]:
-                if a == b:
-                    continue
-                s = 1.0 if block[a] > block[b] else 0.0 if block[a] < block[b] else 0.5
-                out.append((a, b, s))
+        for ranking in [block] if isinstance(block, Mapping) else block:
+            names = list(ranking)
+            for i, a in enumerate(names):
+                for b in names[i + 1 :]:
+                    if a == b:
+                        continue
+                    x, y = ranking[a], ranking[b]
+                    out.append((a, b, 1.0 if x > y else 0.0 if x < y else 0.5))
     return out

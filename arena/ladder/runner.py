@@ -35,7 +35,7 @@ from bigtwo import RuleSet
 from ..bots import resolve
 from ..match import run_match
 from ..referee.session import TimeControl
-from .duplicate import rotated_deals
+from .duplicate import block_rankings, rotated_deals
 from .ratings import Fit, fit_plackett_luce
 from .store import (
     BotVersion,
@@ -275,7 +275,7 @@ def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[di
     }
     if len({k for b in blocks for k in b}) < 2:
         return None, []
-    fit = fit_plackett_luce(blocks)
+    fit = fit_plackett_luce(rated_blocks(list(done.values()), ladder.settings["rotations"]))
     skill = openskill_ordinals(blocks)
     out = []
     ranked = fit.ratings
@@ -313,6 +313,25 @@ def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[di
             }
         )
     return fit, out
+
+
+def rated_blocks(matches: list[Match], rotations: int) -> list[list[dict[int, float]]]:
+    """The official rating's evidence: per deal of every finished match (in match order),
+    the orders of its duplicate block — each game's and each set of cards' (see
+    ``block_rankings``)."""
+    blocks = []
+    for m in sorted(matches, key=lambda m: m.id):
+        by_deal: dict[int, dict[int, list[float]]] = {}
+        for hand in m.result["hands"]:
+            deal_no, rotation = divmod(hand["hand"], rotations)
+            by_deal.setdefault(deal_no, {})[rotation] = hand["scores"]
+        for deal_no in sorted(by_deal):
+            rows = by_deal[deal_no]
+            if len(rows) == rotations:
+                orders = block_rankings(m.seats, [rows[r] for r in range(rotations)], rotations)
+                if orders:
+                    blocks.append(orders)
+    return blocks
 
 
 def openskill_ordinals(blocks: list[dict[Any, float]]) -> dict[Any, float]:

@@ -27,9 +27,12 @@ import math
 import random
 from collections.abc import Hashable, Sequence
 
+from .duplicate import block_rankings, seat_permutations
+
 ELO_PER_UNIT = 400 / math.log(10)
 GUMBEL_VAR = math.pi**2 / 6
 SCORES = ("performance", "places")
+UNITS = ("rankings", "totals")
 
 
 def _gumbel(rng: random.Random) -> float:
@@ -52,14 +55,12 @@ def noise_scales(luck_share: float) -> tuple[float, float]:
         scale = math.sqrt((1 - luck_share) * var / GUMBEL_VAR)
         if luck_sd == 0:
             return logistic.pdf(0, scale=scale)
+
         # difference of two luck draws (normal, sd luck_sd·√2) plus that of two Gumbels
         # (logistic with the Gumbel's scale), evaluated at 0
-        dens = lambda x: (
-            norm.pdf(x, scale=luck_sd * math.sqrt(2))
-            * logistic.pdf(  # noqa: E731
-                x, scale=scale
-            )
-        )
+        def dens(x: float) -> float:
+            return norm.pdf(x, scale=luck_sd * math.sqrt(2)) * logistic.pdf(x, scale=scale)
+
         return quad(dens, -math.inf, math.inf)[0]
 
     var = brentq(lambda v: slope(v) - 0.25, 0.1, 100.0)
@@ -74,33 +75,41 @@ def play_blocks(
     luck_share: float = 0.75,
     seats: int = 4,
     score: str = "performance",
-) -> list[dict[Hashable, float]]:
+    unit: str = "rankings",
+) -> list:
     """``games`` hands among random groups of ``seats`` bots.  With ``duplicate`` every
-    deal is played in all ``seats`` cyclic rotations and returned as one block (each bot's
-    points summed over the rotations); otherwise every hand is its own block with fresh
-    luck."""
+    deal is played in all ``seats`` cyclic rotations and is one block: its orders as the
+    ladder rates them (``unit="rankings"``: each game's and each card set's, see
+    ``block_rankings``) or each bot's points summed over the rotations (``"totals"``).
+    Otherwise every hand is its own block, with fresh luck."""
     if score not in SCORES:
         raise ValueError(f"score must be one of {', '.join(SCORES)}")
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)}")
     luck_sd, scale = noise_scales(luck_share)
     names = list(elos)
-    blocks = []
+    perms = seat_permutations(seats, seats)
+    blocks: list = []
     per_block = seats if duplicate else 1
     for _ in range(max(1, games // per_block)):
         group = rng.sample(names, seats)
         luck = [rng.gauss(0, luck_sd) for _ in range(seats)]
-        totals = {b: 0.0 for b in group}
+        rows = []
         for rot in range(per_block):
-            perf = {
-                b: elos[b] / ELO_PER_UNIT + luck[(s + rot) % seats] + scale * _gumbel(rng)
+            perf = [
+                elos[b] / ELO_PER_UNIT + luck[perms[rot][s]] + scale * _gumbel(rng)
                 for s, b in enumerate(group)
-            }
-            if score == "performance":
-                for b in group:
-                    totals[b] += perf[b]
-            else:
-                for place, b in enumerate(sorted(perf, key=lambda b: -perf[b])):
-                    totals[b] -= place
-        blocks.append(totals)
+            ]
+            if score == "places":
+                ranks = sorted(range(seats), key=lambda s: -perf[s])
+                perf = [-float(ranks.index(s)) for s in range(seats)]
+            rows.append(perf)
+        if not duplicate:
+            blocks.append(dict(zip(group, rows[0], strict=True)))
+        elif unit == "rankings":
+            blocks.append(block_rankings(group, rows, seats))
+        else:
+            blocks.append({b: sum(r[s] for r in rows) for s, b in enumerate(group)})
     return blocks
 
 

@@ -70,7 +70,7 @@ def test_a_bot_that_always_loses_does_not_widen_the_fields_intervals():
     elos = {f"b{i}": 40.0 * i for i in range(5)}
     alive = play_blocks(elos, 1200, random.Random(5))
     with_dead = play_blocks({**elos, "dead": -1e4}, 1500, random.Random(5))
-    assert all(min(b, key=b.get) == "dead" for b in with_dead if "dead" in b)
+    assert all(min(r, key=r.get) == "dead" for b in with_dead for r in b if "dead" in r)
     plain, fit = fit_plackett_luce(alive).by_bot(), fit_plackett_luce(with_dead).by_bot()
     assert not fit["dead"].in_field and all(plain[b].in_field for b in elos)
     assert all(fit[b].in_field for b in elos)
@@ -121,9 +121,53 @@ def test_elo_history_moves_toward_the_truth_but_is_only_a_trace():
     from arena.ladder.runner import elo_history
 
     rng = random.Random(11)
-    blocks = play_blocks(ELOS, 2000, rng)
+    blocks = play_blocks(ELOS, 2000, rng, unit="totals")
     history = elo_history(blocks)
     assert len(history) == len(blocks)
     final = history[-1]
     assert final["bot5"] > final["bot0"]
     assert abs(sum(final.values())) < 1e-6  # zero-sum updates
+
+
+def test_block_rankings_give_each_game_and_each_set_of_cards():
+    """Seats A B C A (A fills the fourth seat); rotation r gives seat s hand (s + r) % 4."""
+    from arena.ladder.duplicate import block_rankings
+
+    scores = [  # scores[r][s]
+        [9, -3, -2, -4],
+        [-1, 8, -5, -2],
+        [-6, -1, 10, -3],
+        [-2, -4, -1, 7],
+    ]
+    orders = block_rankings(["A", "B", "C", "A"], scores, 4)
+    games, cards = orders[:4], orders[4:]
+    assert games[0] == {"A": (9 - 4) / 2, "B": -3, "C": -2}
+    assert games[3] == {"A": (-2 + 7) / 2, "B": -4, "C": -1}
+    # hand 0 was held by seat 0 in rotation 0, seat 3 in r1, seat 2 in r2, seat 1 in r3
+    assert cards[0] == {"A": (9 + -2) / 2, "C": 10, "B": -4}
+    # hand 1: seat 1 in r0, seat 0 in r1, seat 3 in r2, seat 2 in r3
+    assert cards[1] == {"B": -3, "A": (-1 + -3) / 2, "C": -1}
+    with pytest.raises(ValueError, match="4 rows of 4"):
+        block_rankings(["A", "B", "C", "D"], scores[:3], 4)
+
+
+def test_correlated_orders_of_a_block_count_once():
+    """A block that repeats one order five times is as much evidence as the order once:
+    the sandwich widens the intervals back; five separate blocks would narrow them."""
+    rng = random.Random(21)
+    single = play_blocks(ELOS, 1200, rng, duplicate=False)
+    once = fit_plackett_luce(single).by_bot()
+    repeated = fit_plackett_luce([[b] * 5 for b in single]).by_bot()
+    separate = fit_plackett_luce([b for b in single for _ in range(5)]).by_bot()
+    for bot in ELOS:
+        width = once[bot].high - once[bot].low
+        assert repeated[bot].elo == pytest.approx(once[bot].elo, abs=0.5)
+        assert repeated[bot].high - repeated[bot].low == pytest.approx(width, rel=0.15)
+        assert separate[bot].high - separate[bot].low < 0.6 * width
+
+
+def test_ties_are_shared_out_not_broken_by_seat_order():
+    """Two bots always level: neither is ahead, whatever order they are listed in."""
+    blocks = [{"a": 1.0, "b": 1.0, "c": 0.0}] * 40 + [{"c": 1.0, "a": 0.0, "b": 0.0}] * 10
+    fit = fit_plackett_luce(blocks).by_bot()
+    assert fit["a"].elo == pytest.approx(fit["b"].elo, abs=1e-3)
