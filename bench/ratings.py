@@ -1,6 +1,8 @@
 """How many games the ladder's rating needs to put 8 synthetic bots, 17 Elo apart, in their
 exact order 90% of the time — with duplicate deals (each deal played in all four seat
-rotations and rated as one Plackett–Luce block) and with independent deals.
+rotations, one block of evidence: the ladder's official rating on every game's and every
+card set's order; "(totals)": Plackett–Luce on the block's summed points instead) and with
+independent deals (every hand its own order).
 
     python bench/ratings.py [--reps 40] [--luck-share 0.4,0.6,0.75] [--score performance]
 
@@ -35,28 +37,37 @@ ELOS = {f"bot{i}": 17.0 * i for i in range(8)}
 TARGET = 0.9
 
 
-def hits(games: int, duplicate: bool, reps: int, luck: float, score: str) -> list[bool]:
+MODES = {  # label: (duplicate deals, what a block gives the fit)
+    "duplicate": (True, "rankings"),
+    "duplicate-totals": (True, "totals"),
+    "independent": (False, "rankings"),
+}
+
+
+def hits(games: int, mode: str, reps: int, luck: float, score: str) -> list[bool]:
     """For each simulated ladder: did the fit rank every bot exactly right?"""
+    duplicate, unit = MODES[mode]
     out = []
     for rep in range(reps):
         rng = random.Random(f"{games}/{duplicate}/{luck}/{rep}")
-        blocks = play_blocks(ELOS, games, rng, duplicate=duplicate, luck_share=luck, score=score)
+        blocks = play_blocks(
+            ELOS, games, rng, duplicate=duplicate, luck_share=luck, score=score, unit=unit
+        )
         fit = fit_plackett_luce(blocks, intervals=False)
         out.append(exact_order([r.bot for r in fit.ratings], ELOS))
     return out
 
 
-def measure(duplicate: bool, reps: int, luck: float, score: str) -> dict:
-    sizes = DUPLICATE_SIZES if duplicate else INDEPENDENT_SIZES
+def measure(mode: str, reps: int, luck: float, score: str) -> dict:
+    sizes = DUPLICATE_SIZES if MODES[mode][0] else INDEPENDENT_SIZES
     points: list[tuple[int, bool]] = []
     rates = {}
     for games in sizes:
-        got = hits(games, duplicate, reps, luck, score)
+        got = hits(games, mode, reps, luck, score)
         points += [(games, h) for h in got]
         rates[games] = sum(got) / reps
         print(
-            f"    {'duplicate' if duplicate else 'independent':11} {games:6,} games: "
-            f"exact order {rates[games]:.0%}",
+            f"    {mode:16} {games:6,} games: exact order {rates[games]:.0%}",
             file=sys.stderr,
             flush=True,
         )
@@ -88,9 +99,9 @@ def main() -> int:
     results = []
     for luck in shares:
         print(f"  luck share {luck}:", file=sys.stderr, flush=True)
-        dup = measure(True, args.reps, luck, args.score)
-        ind = measure(False, args.reps, luck, args.score)
-        results.append({"luck_share": luck, "duplicate": dup, "independent": ind})
+        results.append(
+            {"luck_share": luck, **{m: measure(m, args.reps, luck, args.score) for m in MODES}}
+        )
     if args.json:
         print(json.dumps({"reps": args.reps, "score": args.score, "results": results}))
         return 0
@@ -99,11 +110,11 @@ def main() -> int:
         f"8 bots 17 Elo apart, games for 90% exact order ({args.reps} ladders per size, "
         f"points = {args.score}; target: duplicate <= 1,000):"
     )
-    print(f"  {'luck share':>10}  {'duplicate':>9}  {'independent':>11}  ratio")
+    print(f"  {'luck share':>10}  {'duplicate':>9}  {'(totals)':>9}  {'independent':>11}  ratio")
     for r in results:
-        d, i = r["duplicate"]["games_for_90pct"], r["independent"]["games_for_90pct"]
+        d, t, i = (r[m]["games_for_90pct"] for m in MODES)
         ratio = f"{i / d:.1f}x" if d and i else "-"
-        print(f"  {r['luck_share']:>10}  {fmt(d):>9}  {fmt(i):>11}  {ratio}")
+        print(f"  {r['luck_share']:>10}  {fmt(d):>9}  {fmt(t):>9}  {fmt(i):>11}  {ratio}")
     return 0
 
 
