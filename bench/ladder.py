@@ -8,14 +8,16 @@
    (``--deals 1``: four hands), so that small differences show.  The hands are played by
    the engine in-process (the same bots and rules, no referee) into a pool of matches, and
    ladders of m matches are resampled from it; a logistic curve in log(m) fitted to the
-   outcomes gives where 95% is crossed.  Both deal modes are rated the same two ways:
-     - block: the official rating, Plackett–Luce on each match's summed points;
-     - hand:  Plackett–Luce on every hand's points.
+   outcomes gives where 95% is crossed.  Both deal modes are rated two ways:
+     - official: as the ladder rates them — a duplicate deal is one block of evidence
+       holding every game's and every card set's order; without duplicate deals every
+       hand is its own block;
+     - totals: Plackett–Luce on each match's summed points.
    Two fields: the sample bots (heuristic > greedy > random, random filling the fourth
    seat) and a close field of four heuristic bots that play a random legal move
    0%, 10%, 25% or 50% of the time (stronger the less they do).
 
-    python bench/ladder.py [--pool 300] [--resamples 200] [--matches 8] [--json]
+    python bench/ladder.py [--pool 800] [--resamples 200] [--matches 8] [--json]
 
 Target (issue 5): duplicate deals need at most half as many matches.
 """
@@ -34,7 +36,7 @@ from pathlib import Path
 
 from curves import crossing
 
-from arena.ladder.duplicate import rotated_deals
+from arena.ladder.duplicate import block_rankings, rotated_deals
 from arena.ladder.ratings import fit_plackett_luce
 from bigtwo import Game, RuleSet, deal
 from bigtwo.loader import load_bot_class
@@ -42,7 +44,7 @@ from bigtwo.loader import load_bot_class
 ROOT = Path(__file__).resolve().parents[1]
 ROTATIONS = 4
 THROUGHPUT_DEALS = 4
-GRID = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96)
+GRID = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
 Hand = dict[str, float]
 
 
@@ -79,55 +81,67 @@ FIELDS: dict[str, Callable[[], tuple[list[str], list, list[str]]]] = {
 }
 
 
-def play(rules: RuleSet, hands: list[list[int]], seats: list, names: list[str]) -> Hand:
-    """One hand; each entrant's points (averaged when it holds several seats)."""
+def play(rules: RuleSet, hands: list[list[int]], seats: list) -> list[float]:
+    """One hand; each seat's points."""
     g = Game.from_hands(rules, hands)
     while not g.hand_over:
         g.apply(seats[g.turn].act(g.observation(g.turn)))
-    points: Hand = {}
-    for seat, score in enumerate(g.scores):
-        points[names[seat]] = points.get(names[seat], 0.0) + score / names.count(names[seat])
-    return points
+    return [float(x) for x in g.scores]
 
 
-def pools(rules: RuleSet, field: str, size: int) -> dict[str, list[list[Hand]]]:
-    """``size`` matches of one deal each way: duplicate (the deal in all four rotations)
-    and independent (four fresh deals, each in a random seating)."""
-    names, seats, _ = FIELDS[field]()
-    dup, ind = [], []
-    for k in range(size):
-        dup.append(
-            [
-                play(rules, h, seats, names)
-                for h in rotated_deals(rules, [f"{field}/{k}"], ROTATIONS)
-            ]
-        )
-        rng = random.Random(f"ind/{field}/{k}")
-        match = []
-        for i in range(ROTATIONS):
-            cards = deal(rules, f"ind/{field}/{k}/{i}")
-            order = rng.sample(range(4), 4)
-            match.append(play(rules, [[int(c) for c in cards[o]] for o in order], seats, names))
-        ind.append(match)
-    return {"duplicate": dup, "independent": ind}
+def per_entrant(names: list[str], scores: list[float]) -> Hand:
+    """Seat points as entrant points (the mean of its seats when it holds several)."""
+    out: dict[str, list[float]] = {}
+    for name, score in zip(names, scores, strict=True):
+        out.setdefault(name, []).append(score)
+    return {name: sum(v) / len(v) for name, v in out.items()}
 
 
-def summed(match: list[Hand]) -> Hand:
+def summed(hands: list[Hand]) -> Hand:
     total: Hand = {}
-    for hand in match:
+    for hand in hands:
         for bot, points in hand.items():
             total[bot] = total.get(bot, 0.0) + points
     return total
 
 
-def right_order(matches: list[list[Hand]], rating: str, truth: list[str]) -> bool:
-    blocks = [summed(m) for m in matches] if rating == "block" else [h for m in matches for h in m]
-    fit = fit_plackett_luce(blocks, intervals=False)
+Match = dict[str, list]
+"""One pooled match: rating → the blocks it gives that rating."""
+
+
+def pools(rules: RuleSet, field: str, size: int) -> dict[str, list[Match]]:
+    """``size`` matches of one deal each way: duplicate (the deal in all four rotations)
+    and independent (four fresh deals, each in a random seating), each ready for both
+    ratings: ``official`` — what the ladder rates (a duplicate block's game and card-set
+    orders; with independent deals every hand is its own block, as a ladder without
+    duplicate deals would rate it) — and ``totals`` (the match's summed points)."""
+    names, seats, _ = FIELDS[field]()
+    dup: list[Match] = []
+    ind: list[Match] = []
+    for k in range(size):
+        rows = [play(rules, h, seats) for h in rotated_deals(rules, [f"{field}/{k}"], ROTATIONS)]
+        hands = [per_entrant(names, r) for r in rows]
+        dup.append(
+            {"official": [block_rankings(names, rows, ROTATIONS)], "totals": [summed(hands)]}
+        )
+        rng = random.Random(f"ind/{field}/{k}")
+        hands = []
+        for i in range(ROTATIONS):
+            cards = deal(rules, f"ind/{field}/{k}/{i}")
+            order = rng.sample(range(4), 4)
+            scores = play(rules, [[int(c) for c in cards[o]] for o in order], seats)
+            hands.append(per_entrant(names, scores))
+        ind.append({"official": hands, "totals": [summed(hands)]})
+    return {"duplicate": dup, "independent": ind}
+
+
+def right_order(matches: list[Match], rating: str, truth: list[str]) -> bool:
+    fit = fit_plackett_luce([b for m in matches for b in m[rating]], intervals=False)
     return [r.bot for r in fit.ratings] == truth
 
 
 def matches_needed(
-    pool: list[list[Hand]], rating: str, truth: list[str], resamples: int, label: str
+    pool: list[Match], rating: str, truth: list[str], resamples: int, label: str
 ) -> float | None:
     rng = random.Random(f"resample/{label}")
     points: list[tuple[int, bool]] = []
@@ -137,7 +151,7 @@ def matches_needed(
         got = [right_order(rng.choices(pool, k=m), rating, truth) for _ in range(resamples)]
         points += [(m, ok) for ok in got]
         rate = sum(got) / resamples
-        print(f"    {label:28} {m:3d} matches: right order {rate:.0%}", file=sys.stderr, flush=True)
+        print(f"    {label:30} {m:3d} matches: right order {rate:.0%}", file=sys.stderr, flush=True)
         if rate >= 0.99:
             break
     return crossing(points, 0.95)
@@ -177,7 +191,12 @@ def throughput(sandbox: str, matches: int) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pool", type=int, default=300, help="one-deal matches in each pool")
+    parser.add_argument(
+        "--pool",
+        type=int,
+        default=800,
+        help="one-deal matches in each pool (ladders use up to half)",
+    )
     parser.add_argument("--resamples", type=int, default=200)
     parser.add_argument(
         "--matches", type=int, default=8, help="matches per throughput run (0: skip it)"
@@ -212,7 +231,7 @@ def main() -> int:
         print(f"  field {field}: playing {args.pool} matches each way", file=sys.stderr, flush=True)
         made = pools(rules, field, args.pool)
         truth = FIELDS[field]()[2]
-        for rating in ("block", "hand"):
+        for rating in ("official", "totals"):
             need = {
                 mode: matches_needed(
                     made[mode], rating, truth, args.resamples, f"{field} {rating} {mode}"
@@ -226,13 +245,13 @@ def main() -> int:
         return 0
     print(f"matches/minute: {out['matches_per_minute']}")
     print("matches of one deal (4 hands) to rank the field right 95% of the time:")
-    print(f"  {'field':7} {'rating':6} {'duplicate':>9} {'independent':>11}  ratio")
+    print(f"  {'field':7} {'rating':8} {'duplicate':>9} {'independent':>11}  ratio")
     fmt = lambda v: f"{v:.1f}" if v else f"> {GRID[-1]}"  # noqa: E731
     for row in table:
         d, i = row["duplicate"], row["independent"]
         ratio = f"{i / d:.2f}x" if d and i else "-"
-        print(f"  {row['field']:7} {row['rating']:6} {fmt(d):>9} {fmt(i):>11}  {ratio}")
-    print("target: duplicate <= half of independent (ratio >= 2) with the official block rating")
+        print(f"  {row['field']:7} {row['rating']:8} {fmt(d):>9} {fmt(i):>11}  {ratio}")
+    print("target: duplicate <= half of independent (ratio >= 2) with the official rating")
     return 0
 
 
