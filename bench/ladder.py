@@ -17,7 +17,8 @@
    seat) and a close field of four heuristic bots that play a random legal move
    0%, 10%, 25% or 50% of the time (stronger the less they do).
 
-    python bench/ladder.py [--pool 800] [--resamples 200] [--matches 8] [--json]
+    python bench/ladder.py [--pool 800] [--resamples 200] [--matches 8] [--fields sample,close]
+                             [--json]
 
 Target (issue 5): duplicate deals need at most half as many matches.
 """
@@ -197,14 +198,22 @@ def main() -> int:
         default=800,
         help="one-deal matches in each pool (ladders use up to half)",
     )
-    parser.add_argument("--resamples", type=int, default=200)
+    parser.add_argument("--resamples", type=int, default=200, help="ladders per size")
+    parser.add_argument(
+        "--fields",
+        default=",".join(FIELDS),
+        help=f"which fields to measure, comma-separated ({', '.join(FIELDS)}; empty: none)",
+    )
     parser.add_argument(
         "--matches", type=int, default=8, help="matches per throughput run (0: skip it)"
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    fields = [f for f in args.fields.split(",") if f]
     if args.pool < 20 or args.resamples < 20 or args.matches < 0:
         parser.error("--pool ≥ 20, --resamples ≥ 20, --matches ≥ 0")
+    if unknown := [f for f in fields if f not in FIELDS]:
+        parser.error(f"--fields: unknown {', '.join(unknown)} (choose from {', '.join(FIELDS)})")
     rules = RuleSet.preset("hk")
     out: dict = {"matches_per_minute": {}}
     backends = ["process"]
@@ -227,7 +236,7 @@ def main() -> int:
             flush=True,
         )
     table = []
-    for field in FIELDS:
+    for field in fields:
         print(f"  field {field}: playing {args.pool} matches each way", file=sys.stderr, flush=True)
         made = pools(rules, field, args.pool)
         truth = FIELDS[field]()[2]
