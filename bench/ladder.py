@@ -253,6 +253,8 @@ def main() -> int:
         print(json.dumps(out))
         return 0
     print(f"matches/minute: {out['matches_per_minute']}")
+    if not table:
+        return 0
     print("matches of one deal (4 hands) to rank the field right 95% of the time:")
     print(f"  {'field':7} {'rating':8} {'duplicate':>9} {'independent':>11}  ratio")
     fmt = lambda v: f"{v:.1f}" if v else f"> {GRID[-1]}"  # noqa: E731
