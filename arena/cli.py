@@ -490,6 +490,7 @@ def _print_leaderboard(engine, name: str, as_json: bool) -> None:  # type: ignor
         "pts/hand",
         "1st",
         "faults",
+        "forfeits",
         "next",
     ):
         table.add_column(col, justify="left" if col == "bot" else "right", no_wrap=True)
@@ -504,11 +505,17 @@ def _print_leaderboard(engine, name: str, as_json: bool) -> None:  # type: ignor
             f"{r['points_per_hand']:+.2f}" if r["points_per_hand"] is not None else "-",
             str(r["first_places"]),
             str(r["faults"]),
+            str(r["forfeits"]),
             "" if r is rows[-1] else ">" if r["separated_from_next"] else "~",
         )
     console = Console(highlight=False, width=max(100, Console().width))
     console.print(table)
     console.print("next: > its 95% interval is clear of the next bot's (separated), ~ not yet")
+    if any(r["forfeits"] for r in rows):
+        console.print(
+            "forfeits: seats a bot lost to faults; from then on a fallback played them, and "
+            "the ratings count those hands as last place"
+        )
     if not all(r["in_field"] for r in rows):
         console.print(
             "* has finished behind (or ahead of) part of the field in every block so far: "

@@ -158,6 +158,26 @@ def matches_needed(
     return crossing(points, 0.95)
 
 
+def wrong_separations(
+    pool: list[Match], truth: list[str], sizes: list[int], resamples: int
+) -> dict:
+    """How honest the official 95% intervals are on real games: over resampled ladders,
+    the pairs whose intervals do not overlap, and how many of those are in the wrong
+    order (at most 2.5% is the issue's bound)."""
+    rng = random.Random("calibration")
+    separated = wrong = 0
+    for m in sizes:
+        for _ in range(resamples):
+            fit = fit_plackett_luce([b for x in rng.choices(pool, k=m) for b in x["official"]])
+            rated = fit.by_bot()
+            for i, a in enumerate(truth):
+                for b in truth[i + 1 :]:
+                    if fit.separated(a, b):
+                        separated += 1
+                        wrong += rated[a].elo < rated[b].elo
+    return {"separated_pairs": separated, "wrong_order": wrong, "sizes": sizes}
+
+
 def throughput(sandbox: str, matches: int) -> float:
     """Matches per minute of `arena ladder run` (start-up included)."""
     import subprocess
@@ -248,6 +268,15 @@ def main() -> int:
                 for mode in made
             }
             table.append({"field": field, "rating": rating, **need})
+        sizes = [m for m in (1, 2, 4, 16, 48, 96) if m <= args.pool // 2]
+        calib = wrong_separations(made["duplicate"], truth, sizes, args.resamples // 2)
+        out.setdefault("interval_check", {})[field] = calib
+        print(
+            f"    {field}: 95% intervals separated {calib['separated_pairs']} pairs, "
+            f"{calib['wrong_order']} of them in the wrong order",
+            file=sys.stderr,
+            flush=True,
+        )
     out["matches_for_95pct"] = table
     if args.json:
         print(json.dumps(out))
@@ -263,6 +292,12 @@ def main() -> int:
         ratio = f"{i / d:.2f}x" if d and i else "-"
         print(f"  {row['field']:7} {row['rating']:8} {fmt(d):>9} {fmt(i):>11}  {ratio}")
     print("target: duplicate <= half of independent (ratio >= 2) with the official rating")
+    for field, c in out["interval_check"].items():
+        print(
+            f"{field}: official 95% intervals on resampled duplicate ladders of "
+            f"{'/'.join(map(str, c['sizes']))} matches separated {c['separated_pairs']} pairs, "
+            f"{c['wrong_order']} in the wrong order (bound: 2.5%)"
+        )
     return 0
 
 

@@ -39,7 +39,6 @@ from .duplicate import block_rankings, rotated_deals
 from .ratings import Fit, fit_plackett_luce
 from .store import (
     BotVersion,
-    DealResult,
     Entry,
     Ladder,
     Match,
@@ -255,14 +254,6 @@ def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[di
     ladder = session.scalar(select(Ladder).where(Ladder.name == ladder_name))
     if ladder is None:
         raise ValueError(f"no ladder named {ladder_name!r}")
-    rows = session.execute(
-        select(DealResult.totals)
-        .join(Match)
-        .where(Match.ladder_id == ladder.id)
-        .order_by(Match.id, DealResult.index)
-    ).all()
-    blocks = [{int(k): v for k, v in r.totals.items()} for r in rows]
-    blocks = [b for b in blocks if len(b) >= 2]
     entries = {
         e.version_id: e.version
         for e in session.scalars(select(Entry).where(Entry.ladder_id == ladder.id))
@@ -273,16 +264,18 @@ def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[di
             select(Match).where(Match.ladder_id == ladder.id, Match.status == "done")
         )
     }
-    if len({k for b in blocks for k in b}) < 2:
+    rotations = ladder.settings["rotations"]
+    blocks = rated_blocks(list(done.values()), rotations)
+    if len({k for b in blocks for order in b for k in order}) < 2:
         return None, []
-    fit = fit_plackett_luce(rated_blocks(list(done.values()), ladder.settings["rotations"]))
-    skill = openskill_ordinals(blocks)
+    fit = fit_plackett_luce(blocks)
+    skill = openskill_ordinals(rated_totals(blocks, rotations))
     out = []
     ranked = fit.ratings
     for i, r in enumerate(ranked):
         v = entries.get(r.bot) or session.get(BotVersion, r.bot)
         played = [m for m in done.values() if r.bot in m.seats]
-        points, hands, firsts, faults = 0.0, 0, 0, 0
+        points, hands, firsts, faults, forfeits = 0.0, 0, 0, 0, 0
         for m in played:
             for h in m.result["hands"]:
                 for seat, vid in enumerate(m.seats):
@@ -291,8 +284,9 @@ def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[di
                         hands += 1
             for seat in m.result["seats"]:
                 if m.seats[seat["seat"]] == r.bot:
-                    firsts += seat["place"] == 1
+                    firsts += seat["place"] == 1 and not seat["forfeit"]
                     faults += len(seat["faults"])
+                    forfeits += bool(seat["forfeit"])
         below = ranked[i + 1] if i + 1 < len(ranked) else None
         out.append(
             {
@@ -306,6 +300,7 @@ def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[di
                 "points_per_hand": round(points / hands, 3) if hands else None,
                 "first_places": firsts,
                 "faults": faults,
+                "forfeits": forfeits,
                 "separated_from_next": bool(below and fit.separated(r.bot, below.bot)),
                 # False: always behind (or ahead of) part of the field so far, so no finite
                 # rating yet; its interval is the ridge's, and it is not in the anchor mean
@@ -315,16 +310,31 @@ def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[di
     return fit, out
 
 
+FORFEITED = float("-inf")
+"""A seat's points, for the ratings, in a hand its fallback policy played: below anyone's."""
+
+
 def rated_blocks(matches: list[Match], rotations: int) -> list[list[dict[int, float]]]:
     """The official rating's evidence: per deal of every finished match (in match order),
     the orders of its duplicate block — each game's and each set of cards' (see
-    ``block_rankings``)."""
+    ``block_rankings``).  A seat counts as last from the hand in which it forfeited on:
+    the fallback policy that plays it keeps the other seats' results meaningful, but its
+    points are not the bot's (a bot that crashes at once must not ride a decent autopilot
+    up the ladder)."""
     blocks = []
     for m in sorted(matches, key=lambda m: m.id):
+        since = {
+            s["seat"]: s.get("forfeit_hand") or 0  # older records: the whole match
+            for s in m.result["seats"]
+            if s.get("forfeit")
+        }
         by_deal: dict[int, dict[int, list[float]]] = {}
         for hand in m.result["hands"]:
             deal_no, rotation = divmod(hand["hand"], rotations)
-            by_deal.setdefault(deal_no, {})[rotation] = hand["scores"]
+            by_deal.setdefault(deal_no, {})[rotation] = [
+                FORFEITED if seat in since and hand["hand"] >= since[seat] else float(points)
+                for seat, points in enumerate(hand["scores"])
+            ]
         for deal_no in sorted(by_deal):
             rows = by_deal[deal_no]
             if len(rows) == rotations:
@@ -332,6 +342,19 @@ def rated_blocks(matches: list[Match], rotations: int) -> list[list[dict[int, fl
                 if orders:
                     blocks.append(orders)
     return blocks
+
+
+def rated_totals(blocks: list[list[dict[int, float]]], rotations: int) -> list[dict[int, float]]:
+    """Per block, each entrant's summed points over its games, forfeited hands counting as
+    a large loss (for OpenSkill's live feedback, which takes one order per block)."""
+    out = []
+    for orders in blocks:
+        total: dict[int, float] = {}
+        for game in orders[:rotations]:
+            for who, points in game.items():
+                total[who] = total.get(who, 0.0) + (points if points != FORFEITED else -1e6)
+        out.append(total)
+    return out
 
 
 def openskill_ordinals(blocks: list[dict[Any, float]]) -> dict[Any, float]:

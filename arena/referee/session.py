@@ -103,6 +103,7 @@ class Seat:
         self.gone = False  # the bot is gone for good
         self.strikes = 0
         self.forfeited = False
+        self.forfeit_hand: int | None = None  # the hand in which the fallback took over
         self.bank_ms = bank_ms
         self.faults: list[Fault] = []
         self.bot_name = ""
@@ -295,6 +296,10 @@ class MatchSession:
             seat.strikes += 1
             if seat.strikes >= self.tc.max_strikes:
                 seat.forfeited = True
+        if seat.forfeited and seat.forfeit_hand is None:
+            if hand is None:  # before the first hand, or after the last one
+                hand = self.game.hand_no if self.started.is_set() else 0
+            seat.forfeit_hand = hand
         self.record(
             {
                 "type": "fault",
@@ -607,6 +612,7 @@ class MatchSession:
                     "penalty_points": g.penalty_totals[s.index],
                     "place": places[s.index],
                     "forfeit": s.forfeited,
+                    "forfeit_hand": s.forfeit_hand,
                     "strikes": s.strikes,
                     "faults": [f.to_dict() for f in s.faults],
                 }

@@ -196,6 +196,28 @@ def test_add_then_run_and_export(tmp_path):
     assert missing.returncode == 2 and "no such database" in missing.stderr
 
 
+def test_a_bot_that_crashes_at_once_ranks_last_not_on_its_fallback(tmp_path):
+    """Its seat is played to the end by the fallback policy (a fair player of the weakest
+    cards, good enough to beat random): the ratings must count those hands as last place,
+    not as the bot's own."""
+    crasher = tmp_path / "crasher.py"
+    crasher.write_text(
+        "from bigtwo import Bot\n\n\nclass Crasher(Bot):\n"
+        "    def act(self, observation):\n        raise RuntimeError('broken on purpose')\n"
+    )
+    proc = ladder_run(tmp_path / "l.db", "--rounds", "2", "--bots", *SAMPLES[:2], str(crasher))
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["bot"]: r for r in json.loads(proc.stdout)}
+    assert [r["bot"] for r in json.loads(proc.stdout)][-1] == "crasher"
+    dead = rows["crasher"]
+    assert dead["forfeits"] == 2 and dead["first_places"] == 0 and not dead["in_field"]
+    assert rows["random"]["in_field"] and rows["greedy"]["in_field"]
+    assert rows["random"]["forfeits"] == rows["greedy"]["forfeits"] == 0
+    assert rows["greedy"]["elo_high"] - rows["greedy"]["elo_low"] < 400  # not blown up
+    table = arena("ladder", "show", "--db", str(tmp_path / "l.db"))
+    assert "unbounded*" in table.stdout and "forfeits:" in table.stdout
+
+
 @pytest.mark.parametrize("rotations", [12, 24])
 def test_a_ladder_with_12_or_24_rotations_plays_every_rotation(rotations, tmp_path):
     """One deal in every rotation: as many hands as rotations, and the hand holding the
