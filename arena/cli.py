@@ -775,7 +775,7 @@ def compare(
     from rich.progress import BarColumn, Progress, TextColumn
 
     from .bots import BotSpecError, resolve
-    from .ladder.compare import decide, match_samples, verdict
+    from .ladder.compare import Forfeited, decide, match_samples, verdict
     from .ladder.sprt import SPRT
 
     if sandbox not in SANDBOXES:
@@ -821,13 +821,16 @@ def compare(
                     return decision
         return None
 
+    reason = ""
     try:
         decision = asyncio.run(run())
     except KeyboardInterrupt:
         raise _fail("interrupted", 130) from None
     except (ImageBuildError, SandboxUnavailable) as exc:
         raise _fail(str(exc)) from None
-    result = verdict(test, decision)
+    except Forfeited as exc:  # a crashing NEW is not better; a crashing OLD decides nothing
+        decision, reason = ("not better" if exc.which == "NEW" else None), str(exc)
+    result = verdict(test, decision, reason)
     if as_json:
         sys.stdout.write(
             json.dumps({"new": specs[0].name, "old": specs[1].name, **result.to_dict()}) + "\n"
@@ -839,6 +842,8 @@ def compare(
             f"{result.upper:.2f}]; normalized Elo {result.elo:+.1f} "
             f"[{result.elo_low:+.1f}, {result.elo_high:+.1f}])"
         )
+        if reason:
+            console.print(f"stopped early: {reason}")
     raise typer.Exit(result.exit_code)
 
 

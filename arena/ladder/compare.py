@@ -37,6 +37,7 @@ class Verdict:
     elo: float
     elo_low: float
     elo_high: float
+    reason: str = ""  # why the test stopped early, when it did (a forfeit)
 
     @property
     def exit_code(self) -> int:
@@ -44,6 +45,22 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in vars(self).items()}
+
+
+class Forfeited(Exception):
+    """NEW or OLD forfeited a match: the points of the fallback that then played its seat
+    say nothing about the bot, so the test stops (NEW: not better; OLD: undecided)."""
+
+    def __init__(self, which: str, bot: str, detail: str) -> None:
+        super().__init__(f"{which} ({bot}) forfeited a match: {detail}")
+        self.which = which
+
+
+def _check_forfeit(summary: dict[str, Any], which: str, bot: BotSpec) -> None:
+    seat = summary["seats"][0]
+    if seat["forfeit"]:
+        last = seat["faults"][-1] if seat["faults"] else {"kind": "?", "detail": ""}
+        raise Forfeited(which, bot.name, f"{last['kind']}: {last['detail']}"[:300])
 
 
 def _seat0_totals(summary: dict[str, Any], rotations: int, deals: int) -> list[float]:
@@ -76,6 +93,8 @@ async def match_samples(
             for bot in (new, old)
         ]
         with_new, with_old = await asyncio.gather(*runs)
+        _check_forfeit(with_new, "NEW", new)
+        _check_forfeit(with_old, "OLD", old)
         a = _seat0_totals(with_new, rotations, batch)
         b = _seat0_totals(with_old, rotations, batch)
         for x, y in zip(a, b, strict=True):
@@ -113,10 +132,10 @@ def decide(sprt: SPRT, sample: float) -> str | None:
     return {"H1": "better", "H0": "not better"}.get(result or "")
 
 
-def verdict(sprt: SPRT, decision: str | None) -> Verdict:
+def verdict(sprt: SPRT, decision: str | None, reason: str = "") -> Verdict:
     elo, low, high = sprt.elo()
     return Verdict(
-        decision or "undecided", sprt.n, sprt.llr, sprt.lower, sprt.upper, elo, low, high
+        decision or "undecided", sprt.n, sprt.llr, sprt.lower, sprt.upper, elo, low, high, reason
     )
 
 

@@ -44,6 +44,25 @@ def test_undecided_at_the_budget_exits_2():
     assert proc.returncode == 2 and json.loads(proc.stdout)["decision"] == "undecided"
 
 
+def test_a_forfeit_stops_the_test(tmp_path):
+    """The fallback that plays a forfeited seat is not the bot: a crashing NEW is not
+    better (exit 1), a crashing OLD decides nothing (exit 2); both say why."""
+    crasher = tmp_path / "crasher.py"
+    crasher.write_text(
+        "from bigtwo import Bot\n\n\nclass Crasher(Bot):\n"
+        "    def act(self, observation):\n        raise RuntimeError('broken on purpose')\n"
+    )
+    new_crashes = compare("--max-matches", "5", str(crasher), "random")
+    assert new_crashes.returncode == 1, new_crashes.stderr
+    verdict = json.loads(new_crashes.stdout)
+    assert verdict["decision"] == "not better" and "NEW (crasher) forfeited" in verdict["reason"]
+    assert "broken on purpose" in verdict["reason"]
+    old_crashes = compare("--max-matches", "5", "random", str(crasher))
+    assert (
+        old_crashes.returncode == 2 and "OLD (crasher)" in json.loads(old_crashes.stdout)["reason"]
+    )
+
+
 def test_bad_arguments_are_clear_errors():
     proc = compare("--elo0", "5", "--elo1", "5", "random", "greedy")
     assert proc.returncode == 2 and "elo1" in proc.stderr and "Traceback" not in proc.stderr
