@@ -66,7 +66,11 @@ def sample_field() -> tuple[list[str], list, list[str]]:
         n: load_bot_class(str(ROOT / "sample_bots" / n)) for n in ("random", "greedy", "heuristic")
     }
     seats = ["random", "greedy", "heuristic", "random"]
-    return seats, [classes[n]() for n in seats], ["heuristic", "greedy", "random"]
+    bots = [  # the random bots seeded, so that a run can be repeated exactly
+        classes[n](seed=f"bench/{i}") if n == "random" else classes[n]()
+        for i, n in enumerate(seats)
+    ]
+    return seats, bots, ["heuristic", "greedy", "random"]
 
 
 def close_field() -> tuple[list[str], list, list[str]]:
