@@ -468,7 +468,11 @@ def _ladder_setup(
     return engine
 
 
-def _print_leaderboard(engine, name: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+def _probability(p: float) -> str:
+    return ">0.999" if p >= 0.9995 else "<0.001" if p < 0.0005 else f"{p:.3f}"
+
+
+def _print_leaderboard(engine, name: str, as_json: bool, matrix: bool = False) -> None:  # type: ignore[no-untyped-def]
     from rich.table import Table
     from sqlalchemy.orm import Session
 
@@ -511,6 +515,15 @@ def _print_leaderboard(engine, name: str, as_json: bool) -> None:  # type: ignor
     console = Console(highlight=False, width=max(100, Console().width))
     console.print(table)
     console.print("next: > its 95% interval is clear of the next bot's (separated), ~ not yet")
+    if matrix and len(rows) > 1:
+        grid = Table(title="P(row stronger than column)")
+        grid.add_column("", no_wrap=True)
+        for r in rows:
+            grid.add_column(r["bot"], justify="right", no_wrap=True)
+        for r in rows:
+            cells = ["" if o is r else _probability(r["superiority"][o["bot"]]) for o in rows]
+            grid.add_row(r["bot"], *cells)
+        console.print(grid)
     if any(r["forfeits"] for r in rows):
         console.print(
             "forfeits: seats a bot lost to faults; from then on a fallback played them, and "
@@ -729,14 +742,23 @@ def ladder_show(
     name: Annotated[str, typer.Option(help="Ladder name.")] = "default",
     db: Annotated[str, typer.Option(help="SQLite file or database URL.")] = "arena.db",
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    matrix: Annotated[
+        bool,
+        typer.Option(
+            "--matrix", help="Also print P(row bot stronger than column bot) for every pair."
+        ),
+    ] = False,
 ) -> None:
-    """Print a ladder's leaderboard (rank, bot, Elo ± 95% interval, matches, ...)."""
+    """Print a ladder's leaderboard (rank, bot, Elo ± 95% interval, matches, ...).
+
+    --json prints a list in rank order; each object also holds `superiority`: for every
+    other bot, the probability that this one is stronger."""
     from pathlib import Path as _Path
 
     if "://" not in db and not _Path(db).exists():
         raise _fail(f"--db {db}: no such database")
     engine = _ladder_setup(db, name, None, None, [])
-    _print_leaderboard(engine, name, as_json)
+    _print_leaderboard(engine, name, as_json, matrix)
 
 
 @app.command()

@@ -272,6 +272,10 @@ def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[di
     skill = openskill_ordinals(rated_totals(blocks, rotations))
     out = []
     ranked = fit.ratings
+    labels = {}
+    for r in ranked:
+        v = entries.get(r.bot) or session.get(BotVersion, r.bot)
+        labels[r.bot] = v.label if v else str(r.bot)
     for i, r in enumerate(ranked):
         v = entries.get(r.bot) or session.get(BotVersion, r.bot)
         played = [m for m in done.values() if r.bot in m.seats]
@@ -301,6 +305,12 @@ def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[di
                 "first_places": firsts,
                 "faults": faults,
                 "forfeits": forfeits,
+                # P(this bot stronger than that one), as BayesElo's likelihood of superiority
+                "superiority": {
+                    labels[o.bot]: round(fit.superiority[r.bot][o.bot], 4)
+                    for o in ranked
+                    if o.bot != r.bot
+                },
                 "separated_from_next": bool(below and fit.separated(r.bot, below.bot)),
                 # False: always behind (or ahead of) part of the field so far, so no finite
                 # rating yet; its interval is the ridge's, and it is not in the anchor mean

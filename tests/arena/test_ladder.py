@@ -103,6 +103,13 @@ def test_ladder_runs_ranks_and_shows_json(db):
     assert statuses(db) == {"done": 3}
     shown = arena("ladder", "show", "--db", str(db), "--json")
     assert json.loads(shown.stdout) == rows
+    for r in rows:  # P(a stronger than b) + P(b stronger than a) = 1
+        for other, p in r["superiority"].items():
+            mirror = next(o for o in rows if o["bot"] == other)["superiority"][r["bot"]]
+            assert 0 <= p <= 1 and p + mirror == pytest.approx(1, abs=2e-4)
+    assert rows[0]["superiority"][rows[-1]["bot"]] > 0.5
+    grid = arena("ladder", "show", "--db", str(db), "--matrix")
+    assert "P(row stronger than column)" in grid.stdout
     assert query(db, "select count(*) from deals")[0][0] == 3 * 4  # one block per deal
     assert query(db, "select count(*) from moves")[0][0] > 3 * 16 * 20  # replays kept
 
