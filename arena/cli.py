@@ -741,7 +741,9 @@ def ladder_export(
 def ladder_show(
     name: Annotated[str, typer.Option(help="Ladder name.")] = "default",
     db: Annotated[str, typer.Option(help="SQLite file or database URL.")] = "arena.db",
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="The leaderboard as one JSON list on stdout.")
+    ] = False,
     matrix: Annotated[
         bool,
         typer.Option(
