@@ -12,6 +12,7 @@ from bigtwo import RuleSet
 from bigtwo.loader import load_bot_class
 
 ROOT = Path(__file__).resolve().parents[2]
+RAISER = str(ROOT / "tests" / "adversarial" / "bots" / "raiser.py")  # raises in every act()
 RandomBot = load_bot_class(str(ROOT / "sample_bots" / "random"))
 
 
@@ -44,22 +45,17 @@ def test_undecided_at_the_budget_exits_2():
     assert proc.returncode == 2 and json.loads(proc.stdout)["decision"] == "undecided"
 
 
-def test_a_forfeit_stops_the_test(tmp_path):
+def test_a_forfeit_stops_the_test():
     """The fallback that plays a forfeited seat is not the bot: a crashing NEW is not
     better (exit 1), a crashing OLD decides nothing (exit 2); both say why."""
-    crasher = tmp_path / "crasher.py"
-    crasher.write_text(
-        "from bigtwo import Bot\n\n\nclass Crasher(Bot):\n"
-        "    def act(self, observation):\n        raise RuntimeError('broken on purpose')\n"
-    )
-    new_crashes = compare("--max-matches", "5", str(crasher), "random")
+    new_crashes = compare("--max-matches", "5", RAISER, "random")
     assert new_crashes.returncode == 1, new_crashes.stderr
     verdict = json.loads(new_crashes.stdout)
-    assert verdict["decision"] == "not better" and "NEW (crasher) forfeited" in verdict["reason"]
-    assert "broken on purpose" in verdict["reason"]
-    old_crashes = compare("--max-matches", "5", "random", str(crasher))
+    assert verdict["decision"] == "not better" and "NEW (raiser) forfeited" in verdict["reason"]
+    assert "RuntimeError: boom" in verdict["reason"]
+    old_crashes = compare("--max-matches", "5", "random", RAISER)
     assert (
-        old_crashes.returncode == 2 and "OLD (crasher)" in json.loads(old_crashes.stdout)["reason"]
+        old_crashes.returncode == 2 and "OLD (raiser)" in json.loads(old_crashes.stdout)["reason"]
     )
 
 

@@ -21,6 +21,7 @@ REQUIRE_PG = os.environ.get("ARENA_REQUIRE_POSTGRES") == "1"
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = [str(ROOT / "sample_bots" / n) for n in ("random", "greedy", "heuristic")]
+RAISER = str(ROOT / "tests" / "adversarial" / "bots" / "raiser.py")  # raises in every act()
 
 
 def arena(*args, timeout=600):
@@ -158,9 +159,7 @@ def test_a_new_bot_joins_a_running_ladder(db):
         SAMPLES[1],
     )
     assert first.returncode == 0, first.stderr
-    second = arena(
-        "ladder", "run", "--db", str(db), "--sandbox", "inproc", "--json", "--bots", SAMPLES[2]
-    )
+    second = ladder_run(db, "--bots", SAMPLES[2])
     assert second.returncode == 0, second.stderr
     rows = json.loads(second.stdout)
     assert {r["bot"] for r in rows} == {"random", "greedy", "heuristic"}
@@ -192,7 +191,7 @@ def test_add_then_run_and_export(tmp_path):
     assert first.returncode == 0, first.stderr
     added = arena("ladder", "add", "--db", db, SAMPLES[2])
     assert added.returncode == 0 and "entered 1 bot" in added.stdout
-    run = arena("ladder", "run", "--db", db, "--sandbox", "inproc", "--json")
+    run = ladder_run(db)
     assert {r["bot"] for r in json.loads(run.stdout)} == {"random", "greedy", "heuristic"}
     csv_out = arena("ladder", "export", "--db", db, "--csv")
     lines = csv_out.stdout.strip().splitlines()
@@ -207,16 +206,11 @@ def test_a_bot_that_crashes_at_once_ranks_last_not_on_its_fallback(tmp_path):
     """Its seat is played to the end by the fallback policy (a fair player of the weakest
     cards, good enough to beat random): the ratings must count those hands as last place,
     not as the bot's own."""
-    crasher = tmp_path / "crasher.py"
-    crasher.write_text(
-        "from bigtwo import Bot\n\n\nclass Crasher(Bot):\n"
-        "    def act(self, observation):\n        raise RuntimeError('broken on purpose')\n"
-    )
-    proc = ladder_run(tmp_path / "l.db", "--rounds", "2", "--bots", *SAMPLES[:2], str(crasher))
+    proc = ladder_run(tmp_path / "l.db", "--rounds", "2", "--bots", *SAMPLES[:2], RAISER)
     assert proc.returncode == 0, proc.stderr
     rows = {r["bot"]: r for r in json.loads(proc.stdout)}
-    assert [r["bot"] for r in json.loads(proc.stdout)][-1] == "crasher"
-    dead = rows["crasher"]
+    assert [r["bot"] for r in json.loads(proc.stdout)][-1] == "raiser"
+    dead = rows["raiser"]
     assert dead["forfeits"] == 2 and dead["first_places"] == 0 and not dead["in_field"]
     assert rows["random"]["in_field"] and rows["greedy"]["in_field"]
     assert rows["random"]["forfeits"] == rows["greedy"]["forfeits"] == 0
@@ -264,21 +258,7 @@ def test_a_ladder_with_12_or_24_rotations_plays_every_rotation(rotations, tmp_pa
 
 @pytest.mark.parametrize("preset", ["hk", "family", "pusoy"])
 def test_sample_bots_come_out_in_their_true_order_with_separated_intervals(preset, tmp_path):
-    proc = arena(
-        "ladder",
-        "run",
-        "--db",
-        str(tmp_path / "l.db"),
-        "--rules",
-        preset,
-        "--sandbox",
-        "inproc",
-        "--rounds",
-        "30",
-        "--json",
-        "--bots",
-        *SAMPLES,
-    )
+    proc = ladder_run(tmp_path / "l.db", "--rules", preset, "--rounds", "30", "--bots", *SAMPLES)
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
     assert [r["bot"] for r in rows] == ["heuristic", "greedy", "random"]
@@ -287,7 +267,7 @@ def test_sample_bots_come_out_in_their_true_order_with_separated_intervals(prese
 
 
 def test_a_new_ladder_with_no_bots_plays_the_sample_bots(tmp_path):
-    proc = arena("ladder", "run", "--db", str(tmp_path / "l.db"), "--sandbox", "inproc", "--json")
+    proc = ladder_run(tmp_path / "l.db")
     assert proc.returncode == 0, proc.stderr
     assert {r["bot"] for r in json.loads(proc.stdout)} == {"random", "greedy", "heuristic"}
 
