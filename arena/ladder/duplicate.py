@@ -60,8 +60,10 @@ def block_rankings(
     - one per set of cards: the points each entrant made *with those same cards* over the
       rotations — a comparison the deal's luck cannot touch.
 
-    An entrant holding several seats counts as the mean of its seats, so it is never
-    counted twice.  Orders with fewer than two distinct entrants are left out.  The orders
+    The games come first, in rotation order, then the card sets.  An entrant holding
+    several seats counts as the mean of its seats, so it is never counted twice.  Orders
+    with fewer than two distinct entrants are left out (a game has every entrant, so the
+    games are all there or, with one entrant only, none is).  The orders
     of a block are correlated (the same games, the same points), so the fit treats the
     block, not the order, as its unit of evidence."""
     players = len(seats)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,20 +77,29 @@ Orders = dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
 """By length: (rows × length bot indices best first, row weights, row's block index)."""
 
 
+def _choices(s: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """Plackett–Luce's successive choices for rows of strengths ``s`` (best first): for
+    each place k, the log of the normaliser over the bots still left and their choice
+    probabilities — the one piece of arithmetic the likelihood and the per-block scores
+    share."""
+    for k in range(s.shape[1] - 1):
+        tail = s[:, k:]
+        m = tail.max(axis=1, keepdims=True)
+        w = np.exp(tail - m)
+        z = w.sum(axis=1, keepdims=True)
+        yield k, m[:, 0] + np.log(z[:, 0]), w / z
+
+
 def _pl_negloglik(theta: np.ndarray, orders: Orders) -> tuple[float, np.ndarray]:
     """Weighted negative log-likelihood of the orders and its gradient; vectorised."""
     nll = PRIOR * float(theta @ theta) / 2
     grad = PRIOR * theta.copy()
-    for length, (order, weight, _) in orders.items():
+    for order, weight, _ in orders.values():
         s = theta[order]
-        for k in range(length - 1):
-            tail = s[:, k:]
-            m = tail.max(axis=1, keepdims=True)
-            w = np.exp(tail - m)
-            z = w.sum(axis=1, keepdims=True)
-            nll -= float(np.sum(weight * (s[:, k] - (m[:, 0] + np.log(z[:, 0])))))
+        for k, log_z, p in _choices(s):
+            nll -= float(np.sum(weight * (s[:, k] - log_z)))
             np.add.at(grad, order[:, k], -weight)
-            np.add.at(grad, order[:, k:], weight[:, None] * w / z)
+            np.add.at(grad, order[:, k:], weight[:, None] * p)
     return nll, grad
 
 
@@ -98,19 +107,12 @@ def _block_scores(theta: np.ndarray, orders: Orders, blocks: int) -> np.ndarray:
     """Each block's gradient of the negative log-likelihood (blocks × bots): the pieces of
     the sandwich's "meat"."""
     out = np.zeros((blocks, len(theta)))
-    for length, (order, weight, block) in orders.items():
-        s = theta[order]
+    for order, weight, block in orders.values():
         rows = np.zeros((len(order), len(theta)))
         idx = np.arange(len(order))[:, None]
-        for k in range(length - 1):
-            tail = s[:, k:]
-            w = np.exp(tail - tail.max(axis=1, keepdims=True))
+        for k, _, p in _choices(theta[order]):
             np.add.at(rows, (idx[:, 0], order[:, k]), -1.0)
-            np.add.at(
-                rows,
-                (np.broadcast_to(idx, order[:, k:].shape), order[:, k:]),
-                w / w.sum(1, keepdims=True),
-            )
+            np.add.at(rows, (np.broadcast_to(idx, order[:, k:].shape), order[:, k:]), p)
         np.add.at(out, block, rows * weight[:, None])
     return out
 

@@ -272,12 +272,9 @@ def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[di
     skill = openskill_ordinals(rated_totals(blocks, rotations))
     out = []
     ranked = fit.ratings
-    labels = {}
-    for r in ranked:
-        v = entries.get(r.bot) or session.get(BotVersion, r.bot)
-        labels[r.bot] = v.label if v else str(r.bot)
+    versions = {r.bot: entries.get(r.bot) or session.get(BotVersion, r.bot) for r in ranked}
+    labels = {b: v.label if v else str(b) for b, v in versions.items()}
     for i, r in enumerate(ranked):
-        v = entries.get(r.bot) or session.get(BotVersion, r.bot)
         played = [m for m in done.values() if r.bot in m.seats]
         points, hands, firsts, faults, forfeits = 0.0, 0, 0, 0, 0
         for m in played:
@@ -295,7 +292,7 @@ def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[di
         out.append(
             {
                 "rank": i + 1,
-                "bot": v.label if v else str(r.bot),
+                "bot": labels[r.bot],
                 "elo": round(r.elo, 1),
                 "elo_low": round(r.low, 1),
                 "elo_high": round(r.high, 1),
@@ -360,7 +357,7 @@ def rated_totals(blocks: list[list[dict[int, float]]], rotations: int) -> list[d
     out = []
     for orders in blocks:
         total: dict[int, float] = {}
-        for game in orders[:rotations]:
+        for game in orders[:rotations]:  # block_rankings puts the games first
             for who, points in game.items():
                 total[who] = total.get(who, 0.0) + (points if points != FORFEITED else -1e6)
         out.append(total)
