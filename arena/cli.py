@@ -512,7 +512,7 @@ def _print_leaderboard(engine, name: str, as_json: bool, matrix: bool = False) -
             str(r["forfeits"]),
             "" if r is rows[-1] else ">" if r["separated_from_next"] else "~",
         )
-    console = Console(highlight=False, width=max(100, Console().width))
+    console = Console(highlight=False, width=max(120, Console().width))
     console.print(table)
     console.print("next: > its 95% interval is clear of the next bot's (separated), ~ not yet")
     if matrix and len(rows) > 1:
