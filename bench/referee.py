@@ -3,7 +3,8 @@
 (a) the transport's floor: a bare grpc.aio bidirectional ping-pong over a Unix socket,
     server → client a message the size of a typical turn batch (three moves and a turn
     request), client → server an Action-sized one, the client a separate process, timed
-    at the server as the referee times a turn;
+    at the server as the referee times a turn; and the same ping-pong through the seat
+    gates the referee puts in front of gRPC (arena.referee.gate), the relay's cost;
 (b) the referee's round trip per move (turn request sent → action received) with four
     random bots as separate processes (process sandbox), median and p99;
 (c) hands/s of whole matches over gRPC, beside the in-process engine's random hands/s.
@@ -24,11 +25,13 @@ import statistics
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import grpc
 
 from arena.bots import resolve
 from arena.match import run_match
+from arena.referee.gate import SeatGate
 from arena.referee.session import TimeControl
 from bigtwo import Game, RuleSet
 from bigtwo.v1 import referee_pb2 as pb
@@ -111,8 +114,9 @@ class PingPong(pb_grpc.RefereeServicer):
         self.done.set()
 
 
-async def bare_ping_pong(n: int, peers: int) -> list[float]:
-    """Round trips of a bare ping-pong with ``peers`` client processes answering in turn."""
+async def bare_ping_pong(n: int, peers: int, gated: bool = False) -> list[float]:
+    """Round trips of a bare ping-pong with ``peers`` client processes answering in turn
+    (``gated``: each through its own seat gate, as in a match)."""
     folder = tempfile.mkdtemp(prefix="bench-")
     address = f"unix://{folder}/p.sock"
     server = grpc.aio.server()
@@ -120,12 +124,18 @@ async def bare_ping_pong(n: int, peers: int) -> list[float]:
     pb_grpc.add_RefereeServicer_to_server(service, server)
     server.add_insecure_port(address)
     await server.start()
+    gates = [SeatGate(Path(folder) / f"g{i}.sock", f"{folder}/p.sock") for i in range(peers)]
+    for gate in gates:
+        gate.start()
+    targets = [f"unix://{g.path}" for g in gates] if gated else [address] * peers
     procs = [
-        await asyncio.create_subprocess_exec(sys.executable, "-c", CLIENT, address)
-        for _ in range(peers)
+        await asyncio.create_subprocess_exec(sys.executable, "-c", CLIENT, target)
+        for target in targets
     ]
     await asyncio.wait_for(service.run(), 300)
     await server.stop(0.5)
+    for gate in gates:
+        gate.close()
     for proc in procs:
         await proc.wait()
     shutil.rmtree(folder, ignore_errors=True)
@@ -161,6 +171,8 @@ def main() -> int:
 
     bare1 = asyncio.run(bare_ping_pong(args.pings, 1))
     bare4 = asyncio.run(bare_ping_pong(args.pings, 4))
+    gated1 = asyncio.run(bare_ping_pong(args.pings, 1, gated=True))
+    gated4 = asyncio.run(bare_ping_pong(args.pings, 4, gated=True))
     rules = RuleSet.preset("hk").replace(match_end="hands", match_end_value=args.hands)
     bots = [resolve("random")] * 4
     start = time.perf_counter()
@@ -179,14 +191,19 @@ def main() -> int:
     out = {
         "bare_ping_pong_1_peer_ms": floor(bare1),
         "bare_ping_pong_4_peers_ms": floor(bare4),
+        "gated_ping_pong_1_peer_ms": floor(gated1),
+        "gated_ping_pong_4_peers_ms": floor(gated4),
         "referee_round_trip_ms": {"median": rt["median_ms"], "p99": rt["p99_ms"], "n": rt["n"]},
         "grpc_hands_per_s": round(args.hands / match_s, 1),
         "grpc_match_seconds_including_startup": round(match_s, 2),
         "engine_hands_per_s": round(engine),
     }
-    for key, times in (("1_peer", bare1), ("4_peers", bare4)):
+    for key, times, gated in (("1_peer", bare1, gated1), ("4_peers", bare4, gated4)):
         out[f"ratio_median_{key}"] = round(rt["median_ms"] / statistics.median(times), 2)
         out[f"ratio_p99_{key}"] = round(rt["p99_ms"] / pct(times, 0.99), 2)
+        out[f"gate_cost_median_{key}"] = round(
+            statistics.median(gated) / statistics.median(times), 2
+        )
     if args.json:
         print(json.dumps(out))
         return 0
@@ -196,6 +213,11 @@ def main() -> int:
         print(
             f"(a) bare grpc.aio ping-pong, Unix socket, {label}: median {b['median']:.3f} ms, "
             f"p99 {b['p99']:.3f} ms  ({b['n']} round trips)"
+        )
+        g = out[f"gated_ping_pong_{key}_ms"]
+        print(
+            f"    the same through seat gates: median {g['median']:.3f} ms, p99 "
+            f"{g['p99']:.3f} ms  (median {out[f'gate_cost_median_{key}']}x the bare one)"
         )
     print(
         f"(b) referee round trip per move, 4 random bots as processes: median "

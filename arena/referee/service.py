@@ -4,6 +4,12 @@ between it and its match session.
 Hardening: bounded message size, bounded concurrent streams, keepalive enforcement, a
 startup deadline on the Hello, bounded inboxes (flooding cuts the seat), and no handler
 ever lets a client's error reach the match loop.
+
+Sockets (see :mod:`.gate`): in a match, gRPC listens only on a private Unix socket that no
+sandbox can see (:meth:`RefereeServer.listen_private`); bots reach it through gates — one
+connection per seat socket (:meth:`RefereeServer.listen_seat`), capped TCP for remote
+seats — so no bot can spend the referee's descriptors.  gRPC's own handshake timeout,
+idle-connection limit and connection quota stand behind them.
 """
 
 from __future__ import annotations
@@ -19,12 +25,15 @@ import grpc
 
 from bigtwo.v1 import referee_pb2_grpc as pb_grpc
 
+from .gate import DescriptorReserve, SeatGate, TcpGate, _Gate
 from .session import MatchSession, Seat
 
 log = logging.getLogger("arena.referee")
 
 MAX_MESSAGE_BYTES = 64 * 1024
 """Largest message accepted from a bot: an action is a few dozen bytes."""
+MAX_CONNECTIONS = 256
+"""gRPC's own cap on open connections (behind the gates, which hold far fewer)."""
 
 
 def server_options(max_streams: int) -> list[tuple[str, int]]:
@@ -39,6 +48,11 @@ def server_options(max_streams: int) -> list[tuple[str, int]]:
         ("grpc.http2.max_ping_strikes", 3),
         ("grpc.max_connection_age_ms", 6 * 3600 * 1000),
         ("grpc.so_reuseport", 0),
+        # a connection must finish the HTTP/2 handshake within 10 s (default 120 s), and
+        # one with no call in flight for 60 s is closed; never more than MAX_CONNECTIONS
+        ("grpc.server_handshake_timeout_ms", 10_000),
+        ("grpc.max_connection_idle_ms", 60_000),
+        ("grpc.max_allowed_incoming_connections", MAX_CONNECTIONS),
     ]
 
 
@@ -112,13 +126,44 @@ class RefereeService(pb_grpc.RefereeServicer):
 
 
 class RefereeServer:
-    """A grpc.aio server on a Unix socket (and/or TCP) hosting match sessions."""
+    """A grpc.aio server on a Unix socket (and/or TCP) hosting match sessions.
+
+    With :meth:`listen_private` first, seats get gates (:meth:`listen_seat`, and
+    :meth:`listen_tcp` becomes a capped gate); without, the server listens directly."""
 
     def __init__(self, max_streams: int = 64) -> None:
         self.service = RefereeService()
         self.server = grpc.aio.server(options=server_options(max_streams))
         pb_grpc.add_RefereeServicer_to_server(self.service, self.server)
         self.addresses: list[str] = []
+        self.private: Path | None = None
+        self.gates: list[_Gate] = []
+        self.started = False
+        self.reserve = DescriptorReserve()
+
+    def listen_private(self, folder: Path) -> str:
+        """Listen on ``folder``/referee.sock, creating ``folder`` (mode 0700) — a folder no
+        sandbox mounts: the gates relay to it."""
+        folder.mkdir(mode=0o700)
+        path = socket_path(folder)
+        address = self.listen_unix(path)
+        self.private = path
+        return address
+
+    def listen_seat(self, folder: Path) -> str:
+        """A seat's socket, ``folder``/referee.sock (``folder`` created mode 0755, the socket
+        0666, for the sandbox to bind-mount): accepts one connection, ever."""
+        if self.private is None:
+            raise RuntimeError("listen_private first: seat gates relay to it")
+        folder.mkdir(mode=0o755, exist_ok=True)
+        gate = SeatGate(socket_path(folder), str(self.private))
+        self._add_gate(gate)
+        return f"unix://{gate.path}"
+
+    def _add_gate(self, gate: _Gate) -> None:
+        self.gates.append(gate)
+        if self.started:
+            gate.start()
 
     def listen_unix(self, path: Path) -> str:
         """Listen on a Unix socket at ``path`` (its folder must exist, owned by us)."""
@@ -133,6 +178,15 @@ class RefereeServer:
         host, sep, port_text = host_port.rpartition(":")
         if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
             raise OSError(f"--listen {host_port!r}: expected HOST:PORT, e.g. 127.0.0.1:50051")
+        if self.private is not None:
+            try:
+                gate = TcpGate(host, int(port_text), str(self.private))
+            except OSError as exc:
+                raise OSError(f"cannot listen on {host_port}: {exc}") from None
+            self._add_gate(gate)
+            address = f"{host}:{gate.port}"
+            self.addresses.append(address)
+            return address
         try:
             port = self.server.add_insecure_port(host_port)
         except RuntimeError as exc:
@@ -152,9 +206,23 @@ class RefereeServer:
 
     async def start(self) -> None:
         await self.server.start()
+        if self.private is not None:
+            self.private.chmod(0o600)
+        self.started = True
+        for gate in self.gates:
+            gate.start()
+
+    def release_reserve(self) -> None:
+        """Give back the descriptors held for clean-up (call first thing when cleaning up)."""
+        self.reserve.release()
 
     async def stop(self, grace: float = 0.5) -> None:
-        await self.server.stop(grace)
+        self.reserve.release()
+        for gate in self.gates:
+            gate.close_listener()
+        await self.server.stop(grace)  # streams end with their status, through the gates
+        for gate in self.gates:
+            gate.close()
 
 
 def socket_path(folder: Path) -> Path:

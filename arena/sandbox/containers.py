@@ -165,10 +165,14 @@ class DockerSandbox(Sandbox):
 
 
 def match_alive(folder: Path) -> bool:
-    """A match folder whose referee still answers on one of its sockets."""
+    """A match folder whose referee still answers on its private socket (``referee/``).
+    Never on a seat's socket: each accepts one connection, which must be the bot's (a
+    folder without a private socket is from an older arena, whose seat sockets are probed)."""
     import socket
 
-    for sock_path in folder.glob("sock*/referee.sock"):
+    private = folder / "referee" / "referee.sock"
+    probes = [private] if private.parent.is_dir() else list(folder.glob("sock*/referee.sock"))
+    for sock_path in probes:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(1)
             try:
