@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from bigtwo import OPTION_NAMES, PRESETS, RulesError, RuleSet
 
@@ -17,6 +18,7 @@ from .demo import DemoPrinter, match_summary, play_match, standings_table
 from .rules_options import load_rules
 from .sandbox.base import SANDBOXES, SandboxUnavailable
 from .sandbox.images import ImageBuildError
+from .text import printable
 
 app = typer.Typer(
     help="Big Two Arena: deal, referee and rate Big Two bots.",
@@ -44,8 +46,22 @@ SetOpt = Annotated[
 ]
 
 
+def _shown(text: object, limit: int = 300) -> Text:
+    """Text someone else wrote (a bot's name or words, a file name, a record's contents),
+    ready for a rich console or table: control characters made visible and length bounded
+    (:func:`arena.text.printable`), and a :class:`~rich.text.Text`, so ``[blink]`` or
+    ``[link=…]`` in it is shown as written, never read as markup."""
+    return Text(printable(text, limit))
+
+
+def _labelled(label: str, style: str, message: object, limit: int = 1000) -> Text:
+    """``label`` in ``style``, then ``message`` shown as :func:`_shown` shows it."""
+    return Text.assemble((label, style), " ", printable(message, limit))
+
+
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {message}", highlight=False)
+    # messages quote file names, rules values, build logs and bots' words
+    Console(stderr=True, soft_wrap=True, highlight=False).print(_labelled("error:", "red", message))
     return typer.Exit(code)
 
 
@@ -73,8 +89,12 @@ def demo(
         raise _fail(str(exc)) from None
     console = Console(quiet=as_json, highlight=False)
     console.print(
-        f"[bold]Demo match[/bold] — rules {ruleset.preset_name or rules + ' (modified)'}, "
-        f"seed {seed}, {ruleset.players} random players"
+        _labelled(
+            "Demo match",
+            "bold",
+            f"— rules {ruleset.preset_name or rules + ' (modified)'}, "
+            f"seed {seed}, {ruleset.players} random players",
+        )
     )
     try:
         game = play_match(ruleset, seed, hands, DemoPrinter(console, ruleset, not quiet))
@@ -200,9 +220,12 @@ def match(
 
     def show_remote(creds, name) -> None:  # type: ignore[no-untyped-def]
         Console(stderr=True, soft_wrap=True, highlight=False).print(
-            f"seat {creds.seat} ({name}) waits {startup_ms / 1000:g} s for its bot: "
-            f"python -m bigtwo.run BOT --address {creds.address} --match-id "
-            f"{creds.match_id} --seat {creds.seat} --token {creds.token}"
+            _shown(
+                f"seat {creds.seat} ({name}) waits {startup_ms / 1000:g} s for its bot: "
+                f"python -m bigtwo.run BOT --address {creds.address} --match-id "
+                f"{creds.match_id} --seat {creds.seat} --token {creds.token}",
+                1000,
+            )
         )
 
     got: list[int] = []
@@ -246,15 +269,20 @@ def match(
         sys.stdout.write(json.dumps(summary) + "\n")
     else:
         _print_standings(console, summary)
+        _print_faults(console, summary)
         limits = ", ".join(f"{k} {v}" for k, v in summary.get("sandbox_limits", {}).items())
         chosen = " (chosen by --sandbox auto)" if sandbox == "auto" else ""
-        console.print(f"sandbox: {summary['sandbox']}{chosen}; limits per bot: {limits}")
+        console.print(
+            _shown(f"sandbox: {summary['sandbox']}{chosen}; limits per bot: {limits}", 1000)
+        )
     if summary["sandbox"] == "process":
         from .sandbox.process import isolation_note
 
         note = isolation_note()
         if note:
-            Console(stderr=True, soft_wrap=True).print(f"[yellow]warning:[/yellow] {note}")
+            Console(stderr=True, soft_wrap=True, highlight=False).print(
+                _labelled("warning:", "yellow", note)
+            )
     failed = [
         s
         for s in summary["seats"]
@@ -263,10 +291,13 @@ def match(
     if failed:
         for s in failed:
             f = s["faults"][0]
-            Console(stderr=True, soft_wrap=True).print(
-                f"[red]error:[/red] bot {s['bot']!r} (seat {s['seat']}) failed to start: "
-                f"{f['detail']}",
-                highlight=False,
+            Console(stderr=True, soft_wrap=True, highlight=False).print(
+                _labelled(
+                    "error:",
+                    "red",
+                    f"bot '{printable(s['bot'], 60)}' (seat {s['seat']}) failed to start: "
+                    f"{printable(f['detail'], 600)}",
+                )
             )
         raise typer.Exit(3)
 
@@ -276,25 +307,25 @@ class _HandPrinter:
 
     def __init__(self, console: Console, names: list[str]) -> None:
         self.console = console
-        self.names = names
+        self.names = [printable(n, 12) for n in names]
         self.header_done = False
 
     def __call__(self, session, result) -> None:  # type: ignore[no-untyped-def]
         if not self.header_done:
             self.console.print(
-                "hand  winner        " + "".join(f"{n[:12]:>14}" for n in self.names)
+                Text("hand  winner        " + "".join(f"{n:>14}" for n in self.names))
             )
             self.header_done = True
         cells = "".join(
             f"{c:>+9d} ({s:>+3d})" for c, s in zip(result.cumulative, result.scores, strict=True)
         )
-        self.console.print(f"{result.hand + 1:>4}  seat {result.winner:<8}{cells}")
+        self.console.print(Text(f"{result.hand + 1:>4}  seat {result.winner:<8}{cells}"))
 
 
 def _print_standings(console: Console, summary: dict) -> None:
     from rich.table import Table
 
-    table = Table(title=f"Match {summary['match_id']} — final standings")
+    table = Table(title=_shown(f"Match {summary['match_id']} — final standings"))
     for col in ("place", "seat", "bot", "score", "forfeit", "faults"):
         table.add_column(col, justify="right" if col in ("place", "seat", "score") else "left")
     for s in sorted(summary["seats"], key=lambda s: (s["place"], s["seat"])):
@@ -304,12 +335,35 @@ def _print_standings(console: Console, summary: dict) -> None:
         table.add_row(
             str(s["place"]),
             str(s["seat"]),
-            s["bot"],
+            _shown(s["bot"], 30),
             f"{s['score']:+d}",
             "yes" if s["forfeit"] else "",
             faults,
         )
     console.print(table)
+
+
+def _print_faults(console: Console, summary: dict, per_seat: int = 5) -> None:
+    """Each seat's first faults with their details (a detail may quote the bot)."""
+    seats = [s for s in summary["seats"] if s["faults"]]
+    if not seats:
+        return
+    console.print("faults:")
+    for s in seats:
+        for f in s["faults"][:per_seat]:
+            where = "" if f["hand"] is None else f" hand {f['hand'] + 1}"
+            where += "" if f["turn"] is None else f" turn {f['turn']}"
+            console.print(
+                _shown(
+                    f"  seat {s['seat']} {printable(s['bot'], 40)}: {f['kind']}{where}: "
+                    f"{printable(f['detail'], 500)}",
+                    700,
+                )
+            )
+        if len(s["faults"]) > per_seat:
+            console.print(
+                f"  seat {s['seat']}: {len(s['faults']) - per_seat} more (--json lists all)"
+            )
 
 
 @app.command()
@@ -330,9 +384,14 @@ def replay(
     def show(game, ev) -> None:  # type: ignore[no-untyped-def]
         if quiet:
             return
+        # a record file is the user's (or anyone's) text: every field shown made harmless
         note = "  (referee)" if ev.get("by_referee") else ""
         console.print(
-            f"hand {ev['hand'] + 1} turn {ev['turn']:>4}  seat {ev['seat']}: {ev['move']}{note}"
+            _shown(
+                f"hand {ev['hand'] + 1} turn {printable(ev['turn'], 24):>4}  "
+                f"seat {printable(ev['seat'], 12)}: {printable(ev['move'], 80)}{note}",
+                200,
+            )
         )
         if step:
             input()
@@ -343,9 +402,12 @@ def replay(
         raise _fail(str(exc), 1) from None
     state = "complete" if rep.complete else "INCOMPLETE (the match did not finish)"
     console.print(
-        f"{record_file}: {rep.turns} moves in {len(rep.game.results)} hands, "
-        f"{len(rep.faults)} faults, all legal; record {state}; "
-        f"scores {list(rep.game.scores)}"
+        _shown(
+            f"{printable(record_file, 200)}: {rep.turns} moves in {len(rep.game.results)} "
+            f"hands, {len(rep.faults)} faults, all legal; record {state}; "
+            f"scores {list(rep.game.scores)}",
+            1000,
+        )
     )
 
 
@@ -395,7 +457,7 @@ def bot_build(
         image = ImageBuilder(client, base).ensure(spec, version=version)
     except ImageBuildError as exc:
         raise _fail(str(exc)) from None
-    Console(highlight=False).print(f"{image.tag} ({'cached' if image.cached else 'built'})")
+    Console(highlight=False).print(_shown(f"{image.tag} ({'cached' if image.cached else 'built'})"))
 
 
 @sandbox_app.command("gc")
@@ -483,7 +545,9 @@ def _print_leaderboard(engine, name: str, as_json: bool, matrix: bool = False) -
     if as_json:
         sys.stdout.write(json.dumps(rows) + "\n")
         return
-    table = Table(title=f"Ladder {name}: Elo ± 95% (Plackett–Luce on deal blocks)")
+    table = Table(
+        title=_shown(f"Ladder {printable(name, 60)}: Elo ± 95% (Plackett–Luce on deal blocks)")
+    )
     for col in (
         "#",
         "bot",
@@ -501,7 +565,7 @@ def _print_leaderboard(engine, name: str, as_json: bool, matrix: bool = False) -
     for r in rows:
         table.add_row(
             str(r["rank"]),
-            r["bot"],
+            _shown(r["bot"], 30),
             f"{r['elo']:+.0f}",
             f"{r['elo_low']:+.0f}..{r['elo_high']:+.0f}" if r["in_field"] else "unbounded*",
             f"{r['openskill']:.1f}",
@@ -519,10 +583,10 @@ def _print_leaderboard(engine, name: str, as_json: bool, matrix: bool = False) -
         grid = Table(title="P(row stronger than column)")
         grid.add_column("", no_wrap=True)
         for r in rows:
-            grid.add_column(r["bot"], justify="right", no_wrap=True)
+            grid.add_column(_shown(r["bot"], 30), justify="right", no_wrap=True)
         for r in rows:
             cells = ["" if o is r else _probability(r["superiority"][o["bot"]]) for o in rows]
-            grid.add_row(r["bot"], *cells)
+            grid.add_row(_shown(r["bot"], 30), *cells)
         console.print(grid)
     if any(r["forfeits"] for r in rows):
         console.print(
@@ -549,7 +613,7 @@ def _top(engine, name: str, n: int = 3) -> str:  # type: ignore[no-untyped-def]
         return "matches"
     if not rows:
         return "matches"
-    return "  ".join(f"{r['rank']}. {r['bot']} {r['elo']:+.0f}" for r in rows[:n])
+    return "  ".join(f"{r['rank']}. {printable(r['bot'], 24)} {r['elo']:+.0f}" for r in rows[:n])
 
 
 @ladder_app.command("run")
@@ -589,7 +653,13 @@ def ladder_run(
     import asyncio
     import os
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
     from sqlalchemy.orm import Session
 
     from .ladder.duplicate import ROTATIONS
@@ -648,7 +718,7 @@ def ladder_run(
             raise _fail(str(exc)) from None
     console = Console(stderr=as_json, highlight=False)
     with Progress(
-        "[progress.description]{task.description}",
+        TextColumn("{task.description}", style="progress.description", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
@@ -692,7 +762,9 @@ def ladder_add(
     if "://" not in db and not _Path(db).exists():
         raise _fail(f"--db {db}: no such database (create the ladder with `arena ladder run`)")
     _ladder_setup(db, name, None, None, bots)
-    Console(highlight=False).print(f"entered {len(bots)} bot(s) in ladder {name!r}")
+    Console(highlight=False).print(
+        _shown(f"entered {len(bots)} bot(s) in ladder '{printable(name, 60)}'")
+    )
 
 
 @ladder_app.command("export")
@@ -728,7 +800,9 @@ def ladder_export(
         for m, i, seed, totals in rows
         for v, pts in totals.items()
     ]
-    if csv_:
+    if csv_:  # text for people and spreadsheets: names made harmless (JSON escapes its own)
+        for r in records:
+            r["bot"] = printable(r["bot"], 200)
         writer = csv.DictWriter(sys.stdout, fieldnames=["match", "deal", "seed", "bot", "points"])
         writer.writeheader()
         writer.writerows(records)
@@ -822,9 +896,9 @@ def compare(
     async def run() -> str | None:
         samples = match_samples(specs[0], specs[1], pool, ruleset, seed, sandbox, batch)
         with Progress(
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),
             BarColumn(),
-            TextColumn("{task.completed}/{task.total} deals"),
+            TextColumn("{task.completed}/{task.total} deals", markup=False),
             console=console,
             transient=as_json,
         ) as progress:
@@ -861,13 +935,17 @@ def compare(
         )
     else:
         console.print(
-            f"{specs[0].name} vs {specs[1].name}: {result.decision.upper()} after "
-            f"{result.samples} deals (LLR {result.llr:+.2f}, bounds [{result.lower:.2f}, "
-            f"{result.upper:.2f}]; normalized Elo {result.elo:+.1f} "
-            f"[{result.elo_low:+.1f}, {result.elo_high:+.1f}])"
+            _shown(
+                f"{printable(specs[0].name, 60)} vs {printable(specs[1].name, 60)}: "
+                f"{result.decision.upper()} after {result.samples} deals (LLR "
+                f"{result.llr:+.2f}, bounds [{result.lower:.2f}, {result.upper:.2f}]; "
+                f"normalized Elo {result.elo:+.1f} [{result.elo_low:+.1f}, "
+                f"{result.elo_high:+.1f}])",
+                1000,
+            )
         )
         if reason:
-            console.print(f"stopped early: {reason}")
+            console.print(_shown(f"stopped early: {reason}", 1000))
     raise typer.Exit(result.exit_code)
 
 

@@ -30,6 +30,8 @@ from bigtwo.combos import Move
 from bigtwo.v1 import referee_pb2 as pb
 from bigtwo.wire import category_name, opt_card, rules_to_pb
 
+from ..text import printable
+
 INBOX_LIMIT = 32
 """Unread actions a seat may queue; more is flooding and disconnects the seat."""
 DISCONNECTED = object()
@@ -237,7 +239,7 @@ class MatchSession:
         seat.stream = stream
         seat.connected_at = time.perf_counter()
         seat.live = True
-        seat.bot_name = bot_name[:100]
+        seat.bot_name = printable(bot_name, 100)  # the bot's words: see arena.text
         seat.connected.set()
         seat.send(
             pb.RefereeMessage(
@@ -287,7 +289,9 @@ class MatchSession:
         otherwise the fault is a strike, and ``max_strikes`` strikes forfeit."""
         hand = None if self.finished or not self.started.is_set() else self.game.hand_no
         turn = self.turn_id or None
-        fault = Fault(kind, seat.index, hand, turn, detail[:500])
+        # a detail may quote the bot (its stderr tail, its exception's message): made
+        # harmless here, once, for every place it goes (results, record, terminal)
+        fault = Fault(kind, seat.index, hand, turn, printable(detail, 500))
         seat.faults.append(fault)
         if gone or kind == "disconnect":
             seat.gone = True
