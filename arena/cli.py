@@ -963,7 +963,23 @@ def _expand_bots(argv: list[str]) -> list[str]:
     return out
 
 
+def _raise_descriptor_limit() -> None:
+    """Open-files soft limit up to the hard limit (often 1024 of 4096+): the referee's
+    descriptors are bounded by its gates, but its sandboxes and clients need room too."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    for target in [hard] if hard != resource.RLIM_INFINITY else [1 << 20, 1 << 16]:
+        if target > soft:
+            try:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+                return
+            except (ValueError, OSError):
+                continue
+
+
 def main() -> None:
+    _raise_descriptor_limit()
     sys.argv[1:] = _expand_bots(sys.argv[1:])
     app()
 

@@ -17,7 +17,7 @@ from bigtwo import RuleSet
 
 from .bots import BotSpec, unique_names
 from .record import RecordWriter
-from .referee.service import RefereeServer, socket_path
+from .referee.service import RefereeServer
 from .referee.session import MatchSession, SeatSpec, TimeControl
 from .sandbox import make_sandbox
 from .sandbox.base import BotHandle, Credentials
@@ -52,9 +52,12 @@ async def run_match(
         # one socket per seat, each in its own folder: a container sees only its own
         socket_dirs = [Path(workdir) / f"sock{i}" for i in range(len(bots))]
         addresses = []
+        # gRPC listens only here, in a folder no sandbox mounts; each seat's socket is a
+        # gate that accepts one connection and relays it here (see arena.referee.gate)
+        server.listen_private(Path(workdir) / "referee")
         for d in socket_dirs:
             d.mkdir(mode=0o755)
-            addresses.append(server.listen_unix(socket_path(d)))
+            addresses.append(server.listen_seat(d))
         tcp_address = server.listen_tcp(listen_tcp) if listen_tcp else None
         box = make_sandbox(sandbox, **(limits or {}))
         await box.prepare([b for b in bots if not b.remote])
@@ -70,8 +73,6 @@ async def run_match(
         )
         server.add(session)
         await server.start()
-        for d in socket_dirs:  # the bot's user (65534 in a container) must connect
-            (d / "referee.sock").chmod(0o666)
         launched = time.perf_counter()
         for i, bot in enumerate(bots):
             token = session.seats[i].spec.token
@@ -98,6 +99,7 @@ async def run_match(
             summary["seats_ready_s"] = round(max(connected) - launched, 3)
         return summary
     finally:
+        server.release_reserve()  # descriptors for stopping bots, whatever filled the table
         for t in watchers:
             t.cancel()
         for h in handles:

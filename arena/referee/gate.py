@@ -67,6 +67,8 @@ class DescriptorReserve:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
+    __del__ = release
+
 
 class Link:
     """One relayed connection: the client's side (``down``) and the private side (``up``)."""

@@ -109,7 +109,8 @@ class Seat:
         self.bank_ms = bank_ms
         self.faults: list[Fault] = []
         self.bot_name = ""
-        self.late_answers = 0
+        self.late_answers = 0  # answers to turns that had timed out (expected, ignored)
+        self.overdue: set[int] = set()  # turns that timed out: one late answer each is fine
         self.pending: list[pb.RefereeMessage] = []
         self._writes: asyncio.Task[None] | None = None
 
@@ -503,6 +504,7 @@ class MatchSession:
                 await seat.flush_now()
         except TimeoutError:
             seat.bank_ms = 0
+            seat.overdue.add(turn_id)
             self._fault(seat, "timeout", "the bot does not read its messages")
             return None
         except Exception as exc:
@@ -517,6 +519,7 @@ class MatchSession:
                     msg = await seat.inbox.get()
             except TimeoutError:
                 seat.bank_ms = 0
+                seat.overdue.add(turn_id)  # its answer may still come, once
                 self._fault(
                     seat, "timeout", f"no action within {self.tc.move_ms} ms plus the time bank"
                 )
@@ -532,7 +535,6 @@ class MatchSession:
                     self._fault(seat, "disconnect", msg[1])
                 return None
             elapsed_ms = (time.perf_counter() - start) * 1000
-            self.turn_times_ms.append(elapsed_ms)
             kind = msg.WhichOneof("msg")
             if kind != "action":
                 self._fault(seat, "protocol", f"unexpected {kind or 'empty'} message in play")
@@ -541,17 +543,22 @@ class MatchSession:
                 continue
             action = msg.action
             if action.turn_id != turn_id:
-                if 0 < action.turn_id < turn_id:
-                    seat.late_answers += 1  # an answer to a turn already timed out: ignored
+                if action.turn_id in seat.overdue:  # the answer to a turn that timed out
+                    seat.overdue.discard(action.turn_id)
+                    seat.late_answers += 1
                     continue
-                self._fault(
-                    seat,
-                    "protocol",
-                    f"action for turn {action.turn_id}, but the turn asked is {turn_id}",
-                )
+                # anything else out of turn (an answer twice, to a turn never asked of this
+                # seat, to a future one) is a strike: late floods are not free
+                if action.turn_id < turn_id:
+                    why = f"a late action for turn {action.turn_id}, which awaits none"
+                else:
+                    why = f"an action for turn {action.turn_id}"
+                self._fault(seat, "protocol", f"{why}, but the turn asked is {turn_id}")
                 if seat.forfeited:
                     return None
                 continue
+            # round trips are measured for answers to the turn asked only
+            self.turn_times_ms.append(elapsed_ms)
             if elapsed_ms > self.tc.move_ms:
                 seat.bank_ms = max(0, seat.bank_ms - int(elapsed_ms - self.tc.move_ms))
             return self._judge(seat, action)

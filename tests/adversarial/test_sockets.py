@@ -1,0 +1,364 @@
+"""The referee's sockets cannot be used to knock it over (issue 8, class 5).
+
+gRPC listens only on a private socket; bots reach it through gates (arena.referee.gate):
+one connection per seat socket, ever, and capped TCP for remote seats.  The probes are
+real: a hostile bot floods its own socket from forked helpers while the arena runs under
+``ulimit -n 1024``, on both backends; 1,100 idle TCP connections are opened to a referee
+listening on loopback while an honest remote seat joins; the gates themselves are hammered
+by several processes at once."""
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from arena.record import replay
+from arena.referee.gate import SeatGate, TcpGate
+
+from .conftest import leftovers
+
+BOTS = Path(__file__).parent / "bots"
+GOOD = BOTS / "good.py"
+
+
+# `python -m arena ARGS`, with the referee's temporary folders (the match's) in argv[1]
+ARENA = (
+    "import sys, tempfile; tempfile.tempdir = sys.argv[1]; sys.argv[:2] = ['arena']; "
+    "from arena.cli import main; main()"
+)
+
+
+def arena_match(tmp: Path, *args: str) -> list[str]:
+    """The arena command, with 1024 descriptors, soft and hard (the common default)."""
+    return [
+        *("bash", "-c", 'ulimit -n 1024 && exec "$@"', "arena", sys.executable, "-c", ARENA),
+        *(str(tmp), "match", "--hands", "1", "--seed", "3", "--json", *args),
+    ]
+
+
+def test_a_socket_flood_under_1024_descriptors(backend, tmp_path):
+    bot = BOTS / "socket_flood.py"
+    record = tmp_path / "m.jsonl"
+    # the match's folder goes here (other tests' come and go in /tmp); short: socket paths
+    tmp = Path(tempfile.mkdtemp(prefix="sf-"))
+    args = ["--sandbox", backend, "--move-ms", "8000", "--record", str(record)]
+    proc = subprocess.run(
+        arena_match(tmp, *args, str(bot), str(GOOD), str(GOOD), str(GOOD)),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert result["match_over"] and result["sandbox"] == backend
+    for seat in result["seats"][1:]:
+        assert seat["faults"] == [] and not seat["forfeit"], seat
+    assert replay(record).complete
+    # the probe ran, tried thousands of connections, and every one was refused
+    faults = result["seats"][0]["faults"]
+    assert len(faults) == 1, faults
+    detail = faults[0]["detail"]
+    assert "BREACH" not in detail and "SOCKET PROBE" in detail, detail
+    report = re.search(r"helpers=(\d+) attempts=(\d+) connected=(\d+) refused=(\{.*?\})", detail)
+    assert report, detail
+    helpers, attempts, connected = (int(report.group(i)) for i in (1, 2, 3))
+    refused = json.loads(report.group(4))
+    assert helpers >= 16 and attempts >= 1600 and connected == 0, detail
+    assert sum(refused.values()) == attempts and "EMFILE" not in refused, detail
+    time.sleep(0.3)
+    assert leftovers(result["match_id"], bot.name) == []
+    assert list(tmp.iterdir()) == []  # sockets and folders removed
+    tmp.rmdir()
+
+
+def _raise_own_limit(n: int) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < n:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(n, hard), hard))
+
+
+def _closed_by_peer(s: socket.socket) -> bool:
+    try:
+        return s.recv(1) == b""
+    except BlockingIOError:
+        return False
+    except OSError:  # reset
+        return True
+
+
+def test_1100_idle_tcp_connections_do_not_lock_out_a_remote_seat(tmp_path):
+    _raise_own_limit(4096)
+    args = ["--sandbox", "inproc", "--listen", "127.0.0.1:0", "--startup-ms", "60000"]
+    proc = subprocess.Popen(
+        arena_match(
+            Path(tempfile.gettempdir()), *args, "remote:honest", str(GOOD), str(GOOD), str(GOOD)
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    command = threading.Event()
+
+    def read_stderr() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            if "python -m bigtwo.run" in line:
+                command.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    flood: list[socket.socket] = []
+    try:
+        assert command.wait(120), "".join(lines)
+        shown = next(line for line in lines if "python -m bigtwo.run" in line)
+        m = re.search(r"--address (\S+):(\d+) --match-id (\S+) --seat (\d+) --token (\S+)", shown)
+        assert m, shown
+        host, port = m.group(1), int(m.group(2))
+        assert host == "127.0.0.1"
+        # 1,100 idle connections: half from the honest seat's own address, half spread
+        # over other loopback addresses (four each), none ever sending a byte
+        sources = ["127.0.0.1"] * 550 + [f"127.0.2.{1 + i // 4}" for i in range(550)]
+        for src in sources:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setblocking(False)
+            s.bind((src, 0))
+            s.connect_ex((host, port))
+            flood.append(s)
+        time.sleep(1.5)
+        shed = sum(_closed_by_peer(s) for s in flood)
+        assert shed >= len(flood) - 64, f"the referee still holds {len(flood) - shed} of them"
+        creds = ["--match-id", m.group(3), "--seat", m.group(4), "--token", m.group(5)]
+        honest = subprocess.run(
+            [sys.executable, "-m", "bigtwo.run", str(GOOD), "--address", f"{host}:{port}", *creds],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert honest.returncode == 0, honest.stderr[-2000:]
+        out, _ = proc.communicate(timeout=300)
+    finally:
+        for s in flood:
+            s.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, "".join(lines)[-3000:]
+    result = json.loads(out)
+    assert result["match_over"]
+    for seat in result["seats"]:
+        assert seat["faults"] == [] and not seat["forfeit"], seat
+
+
+# ----- the gates themselves ----------------------------------------------------------------
+
+HAMMER = r"""
+import errno, json, socket, sys, time
+path, n = sys.argv[1], int(sys.argv[2])
+served = connected = 0
+refused = {}
+held = []
+for _ in range(n):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(2)
+    try:
+        s.connect(path)
+        connected += 1
+        s.sendall(b"ping")
+        if s.recv(4) == b"ping":
+            served += 1
+            held.append(s)
+            continue
+        refused["dropped"] = refused.get("dropped", 0) + 1  # queued, then cut
+    except OSError as exc:
+        name = errno.errorcode.get(exc.errno or 0, type(exc).__name__)
+        refused[name] = refused.get(name, 0) + 1
+    s.close()
+print(json.dumps({"served": served, "connected": connected, "refused": refused}))
+"""
+
+
+async def _echo_server(path: Path) -> asyncio.AbstractServer:
+    async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        writer.close()
+
+    return await asyncio.start_unix_server(echo, path=str(path))
+
+
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_seat_gate_serves_one_connection_ever(tmp_path):
+    """Four processes race for one seat socket, 500 connections each: exactly one is
+    served, the rest are refused, and the referee holds no more descriptors than before."""
+
+    async def scenario():
+        upstream = await _echo_server(tmp_path / "up.sock")
+        (tmp_path / "seat").mkdir()
+        gate = SeatGate(tmp_path / "seat" / "referee.sock", str(tmp_path / "up.sock"))
+        assert oct(gate.path.stat().st_mode & 0o777) == "0o666"
+        before = _fds()
+        gate.start()
+        procs = [
+            await asyncio.create_subprocess_exec(
+                sys.executable, "-c", HAMMER, str(gate.path), "500", stdout=subprocess.PIPE
+            )
+            for _ in range(4)
+        ]
+        reports = [json.loads((await p.communicate())[0]) for p in procs]
+        during = _fds()
+        assert not gate.path.exists() and gate.sock is None
+        gate.close()
+        upstream.close()
+        return reports, before, during, gate
+
+    reports, before, during, gate = asyncio.run(scenario())
+    assert sum(r["served"] for r in reports) == 1, reports
+    assert gate.accepted == 1
+    refused = sum(sum(r["refused"].values()) for r in reports)
+    assert refused + 1 == 2000, reports  # every other attempt refused, never left hanging
+    assert during <= before + 2  # the relay's two ends (and the echo's), minus the listener
+
+
+def test_tcp_gate_caps_per_peer_and_in_total_and_sheds_silent_connections(tmp_path):
+    async def scenario():
+        upstream = await _echo_server(tmp_path / "up.sock")
+        gate = TcpGate("127.0.0.1", 0, str(tmp_path / "up.sock"), per_peer=4, total=8)
+        gate.handshake_s = 0.5
+        gate.start()
+        loop = asyncio.get_running_loop()
+
+        async def connect(src: str) -> socket.socket:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setblocking(False)
+            s.bind((src, 0))
+            with contextlib.suppress(ConnectionResetError):  # refused before we looked
+                await loop.sock_connect(s, ("127.0.0.1", gate.port))
+            return s
+
+        async def talks(s: socket.socket) -> bool:
+            try:
+                await loop.sock_sendall(s, b"hi")
+                return await asyncio.wait_for(loop.sock_recv(s, 2), 2) == b"hi"
+            except (OSError, TimeoutError):
+                return False
+
+        # four talkers from one address fill its cap; a fifth from it is refused
+        talkers = [await connect("127.0.0.5") for _ in range(4)]
+        assert all([await talks(s) for s in talkers])
+        fifth = await connect("127.0.0.5")
+        assert not await talks(fifth)
+        # silent connections from another address: each newcomer evicts its oldest
+        silent = [await connect("127.0.0.6") for _ in range(10)]
+        await asyncio.sleep(0.1)
+        assert gate.by_peer["127.0.0.6"] == 4 and gate.evicted == 6
+        # the total cap (8) is full of talkers and silent ones: a newcomer from a third
+        # address evicts a silent one and is served
+        newcomer = await connect("127.0.0.7")
+        assert await talks(newcomer)
+        # the handshake timeout closes the silent ones that are left
+        await asyncio.sleep(0.8)
+        assert "127.0.0.6" not in gate.by_peer and gate.silent == 3
+        assert all([await talks(s) for s in talkers])
+        for s in [*talkers, fifth, *silent, newcomer]:
+            s.close()
+        gate.close()
+        upstream.close()
+        return gate
+
+    gate = asyncio.run(scenario())
+    assert gate.refused == 1
+
+
+def test_sandbox_gc_spares_a_running_match_without_touching_its_seats():
+    """gc asks a match's private socket whether its referee runs: probing a seat socket
+    would take the seat's one connection before its bot."""
+    from arena.referee.service import RefereeServer
+
+    async def scenario():
+        folder = Path(tempfile.mkdtemp(prefix="arena-"))
+        server = RefereeServer()
+        try:
+            server.listen_private(folder / "referee")
+            seats = [server.listen_seat(folder / f"sock{i}") for i in range(2)]
+            await server.start()
+            gc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "arena", "sandbox", "gc", stderr=subprocess.PIPE
+            )
+            _, err = await asyncio.wait_for(gc.communicate(), 120)
+            assert gc.returncode == 0, err
+            assert folder.is_dir()
+            for address in seats:
+                assert Path(address.removeprefix("unix://")).exists()
+            assert all(gate.accepted == 0 for gate in server.gates)
+        finally:
+            await server.stop(0)
+            shutil.rmtree(folder, ignore_errors=True)
+
+    asyncio.run(scenario())
+
+
+FILL = r"""
+import asyncio, json, os, sys, tempfile
+from arena.bots import resolve
+from arena.match import run_match
+from arena.referee.session import TimeControl
+from bigtwo import RuleSet
+
+backend, tmp, bot = sys.argv[1:4]
+tempfile.tempdir = tmp
+held = []
+
+
+def fill(session, result):  # whatever leaked, the table is full when the match ends
+    while True:
+        try:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        except OSError:
+            return
+
+
+rules = RuleSet.preset("hk").replace(match_end="hands", match_end_value=1)
+result = asyncio.run(
+    run_match([resolve(bot)] * 4, rules, 3, TimeControl(), backend, on_hand_end=fill)
+)
+print(json.dumps({"held": len(held), "match_id": result["match_id"], "over": result["match_over"]}))
+"""
+
+
+def test_clean_up_works_with_no_descriptor_free(backend, tmp_path):
+    """The descriptor table is filled at the end of the last hand (under ulimit -n 1024):
+    every bot is still stopped and the match folder removed (the referee keeps a reserve)."""
+    bot = tmp_path / "cleanup_probe.py"
+    bot.write_text(GOOD.read_text())
+    tmp = Path(tempfile.mkdtemp(prefix="fd-"))
+    limited = ["bash", "-c", 'ulimit -n 1024 && exec "$@"', "arena"]
+    proc = subprocess.run(
+        [*limited, sys.executable, "-c", FILL, backend, str(tmp), str(bot)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.splitlines()[-1])
+    assert out["over"] and out["held"] > 900
+    time.sleep(0.3)
+    assert leftovers(out["match_id"], bot.name) == []
+    assert list(tmp.iterdir()) == []
+    tmp.rmdir()
