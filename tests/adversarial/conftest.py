@@ -1,10 +1,13 @@
 """The hostile-bot suite runs every case against each sandbox backend.
 
 Docker cases need an engine and the base image: without them they skip with a one-line
-reason, except under ARENA_REQUIRE_DOCKER=1 (CI), where they fail."""
+reason, except under ARENA_REQUIRE_DOCKER=1 (CI), where they fail.  Process cases need
+bubblewrap able to make a sandbox (as root, or as any user where unprivileged user
+namespaces work); without it they skip, or fail under CI=1."""
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -28,13 +31,13 @@ def _docker_problem() -> str | None:
 @pytest.fixture(params=["process", "docker"])
 def backend(request):
     if request.param == "process":
-        from arena.sandbox.process import isolation_note
+        from arena.sandbox.process import confinement_problem
 
-        note = isolation_note()  # not root, or not Linux: limits only, no confinement
-        if note:
+        problem = confinement_problem()  # no bwrap, or no user namespaces: rlimits only
+        if problem:
             if os.environ.get("CI"):
-                pytest.fail(f"CI needs the confined process sandbox, but {note}")
-            pytest.skip(note)
+                pytest.fail(f"CI needs the confined process sandbox, but {problem}")
+            pytest.skip(f"process sandbox: {problem}")
     if request.param == "docker":
         problem = _docker_problem()
         if problem:
@@ -55,7 +58,17 @@ def leftovers(match_id: str, bot_file: str) -> list[str]:
         ["pgrep", "-af", f"bigtwo.run .*{bot_file}"], capture_output=True, text=True
     )
     found += [line for line in ps.stdout.splitlines() if line.strip()]
-    for base in ("/sys/fs/cgroup/pids/bigtwo-arena", "/sys/fs/cgroup/bigtwo-arena"):
-        if os.path.isdir(base):
-            found += [d for d in os.listdir(base) if d.startswith(match_id)]
+    found += [str(g) for g in seat_cgroups(match_id)]
+    return found
+
+
+def seat_cgroups(match_id: str) -> list[Path]:
+    """The process sandbox's control groups of a match's seats that still exist."""
+    from arena.sandbox.launch import cgroup_dirs
+
+    found = []
+    for group in cgroup_dirs(match_id).values():  # where the seats' groups are made
+        prefix = group.name
+        if group.parent.is_dir():
+            found += [g for g in group.parent.iterdir() if g.name.startswith(prefix)]
     return found

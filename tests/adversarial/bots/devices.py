@@ -1,0 +1,84 @@
+"""Tries to reach the machine's devices: opens disks, memory and the kernel log, makes
+device nodes of its own, and checks what its /dev holds, how every mount is flagged and
+which uid it runs as.  Opening or making a device is reported as "BREACH: ...";
+otherwise it reports on purpose, as its one fault, "DENIED: n of n probes" with any /dev
+node beyond the minimal set and any mount lacking nodev or nosuid, for the test to
+judge."""
+
+import os
+import stat
+
+from bigtwo import Bot
+
+DEVICES = [
+    "/dev/sda",
+    "/dev/vda",
+    "/dev/nvme0n1",
+    "/dev/mem",
+    "/dev/kmem",
+    "/dev/port",
+    "/dev/kmsg",
+    "/dev/kvm",
+    "/dev/console",
+    "/dev/tty0",
+    "/dev/loop0",
+    "/dev/loop-control",
+    "/dev/fuse",
+    "/dev/net/tun",
+    "/dev/dri/card0",
+]
+NODES = [("sda", stat.S_IFBLK, 8, 0), ("mem", stat.S_IFCHR, 1, 1), ("vda", stat.S_IFBLK, 254, 0)]
+MINIMAL = {"null", "zero", "full", "random", "urandom", "tty", "pts", "ptmx", "shm", "fd"}
+MINIMAL |= {"stdin", "stdout", "stderr", "core"}
+# the harmless nodes bound from the host, and a private pty filesystem
+DEVICE_BINDS = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+DEVICE_BINDS.add("/dev/pts")
+
+
+class Devices(Bot):
+    done = False
+
+    def act(self, observation):
+        if not self.done:
+            self.done = True
+            breaches, probes = [], 0
+            for path in DEVICES:
+                probes += 1
+                try:
+                    fd = os.open(path, os.O_RDWR)
+                    os.close(fd)
+                    breaches.append(f"opened {path}")
+                except OSError:
+                    pass
+            for name, kind, major, minor in NODES:
+                probes += 1
+                path = f"/tmp/{name}"
+                try:
+                    os.mknod(path, kind | 0o666, os.makedev(major, minor))
+                except OSError:
+                    continue
+                try:
+                    fd = os.open(path, os.O_RDONLY)
+                    os.close(fd)
+                    breaches.append(f"made and opened {path}")
+                except OSError:
+                    pass
+            if os.getuid() == 0 or os.geteuid() == 0:
+                breaches.append("runs as uid 0")
+            if breaches:
+                raise RuntimeError("BREACH: " + "; ".join(breaches))
+            extra = sorted(set(os.listdir("/dev")) - MINIMAL)
+            no_nodev, no_nosuid = [], []
+            with open("/proc/self/mountinfo") as f:
+                for line in f:
+                    fields = line.split()
+                    point, options = fields[4], fields[5].split(",")
+                    if "nosuid" not in options:
+                        no_nosuid.append(point)
+                    if "nodev" not in options and point not in DEVICE_BINDS:
+                        no_nodev.append(point)
+            raise RuntimeError(
+                f"DENIED: {probes} of {probes} probes; extra /dev: {' '.join(extra) or '-'}; "
+                f"no nodev: {' '.join(no_nodev) or '-'}; no nosuid: {' '.join(no_nosuid) or '-'}"
+            )
+        return observation.legal_moves[0]

@@ -1,0 +1,273 @@
+"""What a sandboxed bot can reach (issue 8, classes 4, 6 and 9): files outside its own
+folder, devices, memory beyond its seat's limit, its neighbours' CPU time, and whether the
+process sandbox runs bots wherever Python and the SDK are installed.
+
+Every hostile probe proves that it ran: it reports on purpose, as a fault, what it tried
+("DENIED: n of n probes", "HOG: ... CPUs"), and the test requires that report; anything
+it managed is reported as "BREACH: ..." (a failure in ``play``)."""
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import arena
+from arena.bots import resolve
+from arena.match import run_match
+from arena.record import replay
+from arena.referee.session import TimeControl
+from arena.sandbox import process
+
+from .conftest import leftovers
+from .test_hostile import BOTS, RULES, play
+
+
+def play_seats(backend, bots, tmp_path, limits=None, hands=1, **tc):
+    """Like ``play``, with every seat's bot given (paths or names in BOTS) and limits."""
+    paths = [b if isinstance(b, Path) else BOTS / f"{b}.py" for b in bots]
+    control = TimeControl(**{"move_ms": 1500, "bank_ms": 1000, "startup_ms": 30000, **tc})
+    rules = RULES.replace(match_end_value=hands)
+    record = tmp_path / "match.jsonl"
+    folders = set(Path(tempfile.gettempdir()).glob("arena-*"))
+    result = asyncio.run(
+        run_match(
+            [resolve(str(p)) for p in paths], rules, 3, control, backend, record, limits=limits
+        )
+    )
+    assert result["match_over"] and result["sandbox"] == backend
+    time.sleep(0.3)
+    for p in set(paths):
+        assert leftovers(result["match_id"], p.name) == []
+    assert set(Path(tempfile.gettempdir()).glob("arena-*")) <= folders
+    for seat in result["seats"]:
+        for fault in seat["faults"]:
+            assert "BREACH" not in fault["detail"], fault["detail"]
+    return result, record
+
+
+def details(seat):
+    return " | ".join(f["detail"] for f in seat["faults"])
+
+
+def needs_root_controller(name):
+    if name not in process._controllers():
+        pytest.skip(process.isolation_note() or f"no {name} control group for the seats")
+
+
+# --- class 4: files, devices, uid, memory --------------------------------------------------
+
+
+def test_cannot_read_files_outside_its_folder(backend, tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (tmp_path / "secret.txt").write_text("planted next to the bot's folder\n")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "bot.py").write_text("# another contestant's source\n")
+    (tmp_path / "arena.db").write_bytes(b"SQLite format 3\0 (planted ladder database)")
+    (tmp_path / "match.jsonl").write_text("")  # the live record: the referee writes it here
+    targets = [
+        str(tmp_path / "secret.txt"),
+        str(tmp_path / "other" / "bot.py"),
+        str(tmp_path / "arena.db"),
+        str(tmp_path / "match.jsonl"),
+        str(tmp_path) + "/",
+        str(BOTS / "good.py"),  # the other seats' source
+        str(Path(arena.__file__).parent / "match.py"),  # the arena's own code
+        "/etc/shadow",
+    ]
+    targets += [p for p in ("/var/lib/docker/", "/var/run/docker.sock") if os.path.exists(p)]
+    for t in targets:  # each exists here: a refusal inside means something
+        assert os.path.exists(t.rstrip("/") or "/"), t
+    bot = mine / "prober.py"
+    bot.write_text((BOTS / "prober.py.in").read_text().replace("@TARGETS@", json.dumps(targets)))
+    seat, _ = play(backend, bot, tmp_path, max_strikes=5)
+    assert f"DENIED: {len(targets)} of {len(targets)} probes" in details(seat), details(seat)
+
+
+def test_cannot_open_devices_and_dev_is_minimal(backend, tmp_path):
+    seat, _ = play(backend, "devices", tmp_path, max_strikes=5)
+    said = details(seat)
+    assert re.search(r"DENIED: (\d+) of \1 probes", said), said
+    if backend == "process":
+        assert "extra /dev: -;" in said and "no nodev: -;" in said and "no nosuid: -" in said
+
+
+def test_each_seat_runs_as_its_own_unprivileged_uid(tmp_path):
+    """As root, every seat is a fresh uid of its own (not root, not shared) on the host."""
+    if os.geteuid() != 0 or process.confinement_problem():
+        pytest.skip("not root (the bot keeps the user's uid) or no bubblewrap")
+    from arena.sandbox.launch import UID_BASE
+
+    bot = tmp_path / f"uidcheck_{os.getpid()}.py"
+    shutil.copy(BOTS / "honest_cpu.py", bot)  # slow enough to be seen
+    seen: dict[int, int] = {}
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            ps = subprocess.run(["pgrep", "-f", f"bigtwo.run .*{bot.name}"], capture_output=True)
+            for pid in ps.stdout.split():
+                try:
+                    status = Path(f"/proc/{int(pid)}/status").read_text()
+                    cmdline = Path(f"/proc/{int(pid)}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                if b"launch.py" in cmdline:  # the launcher, as root until it drops
+                    continue
+                uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))
+                seen[uid] = seen.get(uid, 0) + 1
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    try:
+        play_seats("process", [bot] * 4, tmp_path)
+    finally:
+        stop.set()
+        thread.join(5)
+    assert len(seen) == 4 and all(uid >= UID_BASE for uid in seen), seen
+
+
+@pytest.mark.parametrize("memory_mb", [512])
+def test_seat_memory_is_capped_for_all_its_processes(tmp_path, memory_mb):
+    """Four helpers of 40% of the limit each (under the per-process limit, 160% together):
+    the seat is killed for its memory, the other seats and the machine carry on."""
+    needs_root_controller("memory")
+    bot = tmp_path / "seat_memory.py"
+    share = memory_mb * 2 // 5
+    bot.write_text((BOTS / "seat_memory.py.in").read_text().replace("@MB@", str(share)))
+    before = _available_mb()
+    result, _ = play_seats(
+        "process", [bot, "good", "good", "good"], tmp_path, limits={"memory_mb": memory_mb}
+    )
+    seat = result["seats"][0]
+    assert seat["forfeit"] and "seat's memory limit" in details(seat), details(seat)
+    for other in result["seats"][1:]:
+        assert other["faults"] == [] and not other["forfeit"], other
+    assert _available_mb() > before - memory_mb  # nothing held on to
+
+
+def _available_mb() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) // 1024
+    return 0
+
+
+# --- class 6: a neighbour's CPU ------------------------------------------------------------
+
+
+def test_cpu_hog_neighbour_costs_honest_bots_no_move(backend, tmp_path):
+    """A neighbour running 24 busy threads; three honest bots that think 250 ms of CPU per
+    move, at 1 s per move and no bank: not one honest move may time out."""
+    shared = "cpu" in process._controllers() or (os.geteuid() != 0 and process._autogroup())
+    if backend == "process" and not shared:
+        pytest.skip(process.isolation_note() or "no CPU share per seat here")
+    result, record = play_seats(
+        backend,
+        ["cpu_hog", "honest_cpu", "honest_cpu", "honest_cpu"],
+        tmp_path,
+        move_ms=1000,
+        bank_ms=0,
+        max_strikes=10,
+    )
+    hog = result["seats"][0]
+    said = re.search(r"HOG: 24 threads held ([\d.]+) CPUs", details(hog))
+    assert said, details(hog)
+    slowest = max(
+        e["ms"]
+        for e in map(json.loads, record.read_text().splitlines())
+        if e.get("type") == "turn" and e["seat"] != 0 and not e.get("by_referee")
+    )
+    print(f"\n{backend}: hog held {said.group(1)} CPUs; slowest honest move {slowest:.0f} ms")
+    assert float(said.group(1)) >= 0.5  # the neighbour really was busy
+    for seat in result["seats"][1:]:
+        assert seat["faults"] == [] and not seat["forfeit"], seat
+    assert replay(record).complete
+
+
+# --- class 9: wherever Python and the SDK are ----------------------------------------------
+
+
+def test_runs_bots_from_a_venv_and_an_sdk_under_tmp(tmp_path):
+    """A newcomer's layout: a venv under /tmp and the SDK in a checkout under /tmp (the
+    sandbox's private /tmp must not hide them)."""
+    if process.confinement_problem():
+        pytest.skip(process.confinement_problem())
+    assert str(tmp_path).startswith(tempfile.gettempdir())
+    venv = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+        check=True,
+        timeout=120,
+    )
+    python = venv / "bin" / "python"
+    checkout = tmp_path / "checkout" / "sdk"
+    import bigtwo
+
+    shutil.copytree(
+        Path(bigtwo.__file__).parent,
+        checkout / "bigtwo",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    Path(purelib, "bigtwo-checkout.pth").write_text(str(checkout) + "\n")
+    where = tmp_path / "where.py"
+    where.write_text(
+        "import sys\n\nimport bigtwo\nfrom bigtwo import Bot\n\n\n"
+        "class Where(Bot):\n"
+        "    told = False\n\n"
+        "    def act(self, observation):\n"
+        "        if not self.told:\n"
+        "            self.told = True\n"
+        "            raise RuntimeError(f'SDK {bigtwo.__file__} PREFIX {sys.prefix}')\n"
+        "        return observation.legal_moves[0]\n"
+    )
+    good = str(BOTS / "good.py")
+    env = {**os.environ, "PYTHONPATH": str(Path(arena.__file__).parents[1])}  # arena only
+    command = [str(python), "-m", "arena", "match", str(where), good, good, good]
+    proc = subprocess.run(
+        [*command, "--hands", "1", "--sandbox", "process", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.splitlines()[-1])
+    said = details(result["seats"][0])
+    assert f"SDK {checkout}/bigtwo/__init__.py PREFIX {venv}" in said, said
+    for seat in result["seats"][1:]:
+        assert seat["faults"] == [], seat
+
+
+def test_the_sandboxs_own_error_reaches_the_user_verbatim(tmp_path, monkeypatch):
+    """When bubblewrap refuses (here: a root symlink that leaves no place for the socket
+    folder), its own words are the seat's fault, not a bare exit code."""
+    if process.confinement_problem():
+        pytest.skip(process.confinement_problem())
+    real = process.runtime
+
+    def broken(executable):
+        run = real(executable)
+        return {**run, "symlinks": [*run["symlinks"], ["nowhere", "/run"]]}
+
+    monkeypatch.setattr(process, "runtime", broken)
+    result, _ = play_seats("process", ["good"] * 4, tmp_path, startup_ms=10000)
+    for seat in result["seats"]:
+        assert "bwrap: Can't mkdir /run/arena: No such file or directory" in details(seat), seat
