@@ -46,6 +46,9 @@ def server_options(max_streams: int) -> list[tuple[str, int]]:
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
         ("grpc.http2.max_ping_strikes", 3),
+        # our pings never stop, data or not: a waiting bot's acks are what tell the gates'
+        # idle timeout (IDLE_S) that it is alive
+        ("grpc.http2.max_pings_without_data", 0),
         ("grpc.max_connection_age_ms", 6 * 3600 * 1000),
         ("grpc.so_reuseport", 0),
         # a connection must finish the HTTP/2 handshake within 10 s (default 120 s), and

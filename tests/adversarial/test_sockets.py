@@ -286,6 +286,34 @@ def test_tcp_gate_caps_per_peer_and_in_total_and_sheds_silent_connections(tmp_pa
     assert gate.refused == 1
 
 
+def test_a_relayed_connection_silent_past_the_idle_timeout_is_closed(tmp_path):
+    async def scenario():
+        upstream = await _echo_server(tmp_path / "up.sock")
+        gate = TcpGate("127.0.0.1", 0, str(tmp_path / "up.sock"))
+        gate.idle_s = 0.4
+        gate.start()
+        loop = asyncio.get_running_loop()
+        chatty, quiet = (socket.socket() for _ in range(2))
+        for s in (chatty, quiet):
+            s.setblocking(False)
+            await loop.sock_connect(s, ("127.0.0.1", gate.port))
+            await loop.sock_sendall(s, b"hi")
+            assert await asyncio.wait_for(loop.sock_recv(s, 2), 2) == b"hi"
+        for _ in range(12):  # 1.2 s: the chatty one speaks every 0.1 s
+            await loop.sock_sendall(chatty, b"hi")
+            assert await asyncio.wait_for(loop.sock_recv(chatty, 2), 2) == b"hi"
+            await asyncio.sleep(0.1)
+        with contextlib.suppress(ConnectionResetError):  # closed by the gate
+            assert await asyncio.wait_for(loop.sock_recv(quiet, 2), 2) == b""
+        assert len(gate.links) == 1
+        for s in (chatty, quiet):
+            s.close()
+        gate.close()
+        upstream.close()
+
+    asyncio.run(scenario())
+
+
 def test_sandbox_gc_spares_a_running_match_without_touching_its_seats():
     """gc asks a match's private socket whether its referee runs: probing a seat socket
     would take the seat's one connection before its bot."""
