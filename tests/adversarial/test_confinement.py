@@ -101,7 +101,7 @@ def test_cannot_open_devices_and_dev_is_minimal(backend, tmp_path):
         assert "extra /dev: -;" in said and "no nodev: -;" in said and "no nosuid: -" in said
 
 
-def test_each_seat_runs_as_its_own_unprivileged_uid(tmp_path):
+def test_process_seat_runs_as_its_own_unprivileged_uid(tmp_path):
     """As root, every seat is a fresh uid of its own (not root, not shared) on the host."""
     if os.geteuid() != 0 or process.confinement_problem():
         pytest.skip("not root (the bot keeps the user's uid) or no bubblewrap")
@@ -138,7 +138,7 @@ def test_each_seat_runs_as_its_own_unprivileged_uid(tmp_path):
 
 
 @pytest.mark.parametrize("memory_mb", [512])
-def test_seat_memory_is_capped_for_all_its_processes(tmp_path, memory_mb):
+def test_process_seat_memory_is_capped_for_all_its_processes(tmp_path, memory_mb):
     """Four helpers of 40% of the limit each (under the per-process limit, 160% together):
     the seat is killed for its memory, the other seats and the machine carry on."""
     needs_root_controller("memory")
@@ -198,7 +198,7 @@ def test_cpu_hog_neighbour_costs_honest_bots_no_move(backend, tmp_path):
 # --- class 9: wherever Python and the SDK are ----------------------------------------------
 
 
-def test_runs_bots_from_a_venv_and_an_sdk_under_tmp(tmp_path):
+def test_process_sandbox_runs_bots_from_a_venv_and_sdk_under_tmp(tmp_path):
     """A newcomer's layout: a venv under /tmp and the SDK in a checkout under /tmp (the
     sandbox's private /tmp must not hide them)."""
     if process.confinement_problem():
@@ -256,7 +256,7 @@ def test_runs_bots_from_a_venv_and_an_sdk_under_tmp(tmp_path):
         assert seat["faults"] == [], seat
 
 
-def test_the_sandboxs_own_error_reaches_the_user_verbatim(tmp_path, monkeypatch):
+def test_process_sandbox_error_reaches_the_user_verbatim(tmp_path, monkeypatch):
     """When bubblewrap refuses (here: a root symlink that leaves no place for the socket
     folder), its own words are the seat's fault, not a bare exit code."""
     if process.confinement_problem():
