@@ -22,6 +22,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from arena.record import replay
 from arena.referee.gate import SeatGate, TcpGate
 
@@ -46,11 +48,19 @@ def arena_match(tmp: Path, *args: str) -> list[str]:
     ]
 
 
-def test_a_socket_flood_under_1024_descriptors(backend, tmp_path):
+@pytest.fixture
+def short_tmp():
+    """A folder for the match's own folder (other tests' come and go in /tmp), with a short
+    path (Unix socket paths are bounded); removed afterwards, whatever happened."""
+    tmp = Path(tempfile.mkdtemp(prefix="t-"))
+    yield tmp
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_a_socket_flood_under_1024_descriptors(backend, tmp_path, short_tmp):
     bot = BOTS / "socket_flood.py"
     record = tmp_path / "m.jsonl"
-    # the match's folder goes here (other tests' come and go in /tmp); short: socket paths
-    tmp = Path(tempfile.mkdtemp(prefix="sf-"))
+    tmp = short_tmp
     args = ["--sandbox", backend, "--move-ms", "8000", "--record", str(record)]
     proc = subprocess.run(
         arena_match(tmp, *args, str(bot), str(GOOD), str(GOOD), str(GOOD)),
@@ -78,7 +88,6 @@ def test_a_socket_flood_under_1024_descriptors(backend, tmp_path):
     time.sleep(0.3)
     assert leftovers(result["match_id"], bot.name) == []
     assert list(tmp.iterdir()) == []  # sockets and folders removed
-    tmp.rmdir()
 
 
 def _raise_own_limit(n: int) -> None:
@@ -370,12 +379,12 @@ print(json.dumps({"held": len(held), "match_id": result["match_id"], "over": res
 """
 
 
-def test_clean_up_works_with_no_descriptor_free(backend, tmp_path):
+def test_clean_up_works_with_no_descriptor_free(backend, tmp_path, short_tmp):
     """The descriptor table is filled at the end of the last hand (under ulimit -n 1024):
     every bot is still stopped and the match folder removed (the referee keeps a reserve)."""
     bot = tmp_path / "cleanup_probe.py"
     bot.write_text(GOOD.read_text())
-    tmp = Path(tempfile.mkdtemp(prefix="fd-"))
+    tmp = short_tmp
     limited = ["bash", "-c", 'ulimit -n 1024 && exec "$@"', "arena"]
     proc = subprocess.run(
         [*limited, sys.executable, "-c", FILL, backend, str(tmp), str(bot)],
@@ -389,4 +398,3 @@ def test_clean_up_works_with_no_descriptor_free(backend, tmp_path):
     time.sleep(0.3)
     assert leftovers(out["match_id"], bot.name) == []
     assert list(tmp.iterdir()) == []
-    tmp.rmdir()
