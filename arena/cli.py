@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import signal
 import sys
 from pathlib import Path
@@ -140,7 +141,13 @@ def match(
         int | None,
         typer.Option(min=1, help="Play exactly this many hands (overrides the match end)."),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the deals.")] = 1,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            help="Seed of the deals, for tests and replays only: a bot that knows the seed "
+            "knows every hand. Default: a fresh secret seed (shown in the result).",
+        ),
+    ] = None,
     sandbox: Annotated[
         str,
         typer.Option(
@@ -215,6 +222,8 @@ def match(
     tc = TimeControl(
         move_ms=move_ms, bank_ms=bank_ms, startup_ms=startup_ms, max_strikes=max_strikes
     )
+    if seed is None:  # unguessable: bots may try candidate seeds against their own cards
+        seed = secrets.randbits(63)
     console = Console(quiet=as_json, highlight=False)
     printer = _HandPrinter(console, [s.name for s in specs])
 
@@ -857,7 +866,13 @@ def compare(
         int, typer.Option(min=1, help="Budget: pairs of matches (each pair plays --batch deals).")
     ] = 50,
     batch: Annotated[int, typer.Option(min=1, help="Deals per match.")] = 4,
-    seed: Annotated[str, typer.Option(help="Seed of the deals.")] = "compare",
+    seed: Annotated[
+        str | None,
+        typer.Option(
+            help="Seed of the deals, for reproducing a test only: a bot that knows it knows "
+            "every hand. Default: a fresh secret seed.",
+        ),
+    ] = None,
     sandbox: Annotated[str, typer.Option(help="auto, docker, process or inproc.")] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
@@ -892,6 +907,8 @@ def compare(
         )
     console = Console(stderr=as_json, highlight=False)
     budget = max_matches * batch
+    if seed is None:  # unguessable: bots may try candidate seeds against their own cards
+        seed = secrets.token_hex(16)
 
     async def run() -> str | None:
         samples = match_samples(specs[0], specs[1], pool, ruleset, seed, sandbox, batch)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import shutil
 import tempfile
 import time
@@ -18,9 +19,78 @@ from bigtwo import RuleSet
 from .bots import BotSpec, unique_names
 from .record import RecordWriter
 from .referee.service import RefereeServer
-from .referee.session import MatchSession, SeatSpec, TimeControl
+from .referee.session import MatchSession, SeatSpec, TimeControl, round_trip_stats
 from .sandbox import make_sandbox
 from .sandbox.base import BotHandle, Credentials
+
+
+def by_rotation(hands: int, rotations: int) -> list[list[int]]:
+    """Segments for duplicate play: ``hands`` rotated deals in play order (deal 0's
+    rotations, then deal 1's, …) split so that each set of bot instances plays every deal
+    once, in one rotation — like duplicate bridge, where no player sees a board twice."""
+    if rotations <= 0 or hands % rotations:
+        raise ValueError(f"{hands} hands are not whole deals of {rotations} rotations")
+    return [list(range(r, hands, rotations)) for r in range(rotations)]
+
+
+def merge_segments(
+    summaries: list[dict[str, Any]], segments: list[list[int]], turn_ms: list[float]
+) -> dict[str, Any]:
+    """One match result from the results of its segments: hands numbered by their place in
+    the deal list, scores summed, places from the totals, faults kept in play order, and a
+    seat's forfeited hands listed (``forfeit_hands``) — a fresh instance that plays the next
+    segment well is not marked for what an earlier instance did."""
+    first = summaries[0]
+    hands: list[dict[str, Any]] = []
+    for summary, seg in zip(summaries, segments, strict=True):
+        for hand in summary["hands"]:
+            hands.append({**hand, "hand": seg[hand["hand"]]})
+    hands.sort(key=lambda h: h["hand"])
+    running = [0] * len(first["seats"])
+    for hand in hands:
+        running = [a + b for a, b in zip(running, hand["scores"], strict=True)]
+        hand["cumulative"] = list(running)
+    seats = []
+    for i, seat in enumerate(first["seats"]):
+        mine = [s["seats"][i] for s in summaries]
+        forfeited: list[int] = []
+        faults: list[dict[str, Any]] = []
+        for s, seg, summary in zip(mine, segments, summaries, strict=True):
+            faults += [
+                {**f, "hand": seg[f["hand"]] if f.get("hand") is not None else None}
+                for f in s["faults"]
+            ]
+            if s["forfeit"]:
+                played = len(summary["hands"])
+                since = s.get("forfeit_hand") or 0
+                forfeited += [seg[h] for h in range(min(since, played), played)]
+        forfeited.sort()
+        seats.append(
+            {
+                **seat,
+                "score": running[i],
+                "penalty_points": sum(s["penalty_points"] for s in mine),
+                "forfeit": any(s["forfeit"] for s in mine),
+                "forfeit_hand": forfeited[0] if forfeited else None,
+                "forfeit_hands": forfeited,
+                "strikes": sum(s["strikes"] for s in mine),
+                "faults": faults,
+            }
+        )
+    for seat in seats:
+        seat["place"] = 1 + sum(1 for o in seats if o["score"] > seat["score"])
+    rules = dict(first["rules"])
+    if rules.get("match_end") == "hands":
+        rules["match_end_value"] = len(hands)
+    return {
+        **first,
+        "turn_round_trip": round_trip_stats(turn_ms),
+        "rules": rules,
+        "match_over": all(s["match_over"] for s in summaries),
+        "hands": hands,
+        "seats": seats,
+        "segments": len(segments),
+    }
 
 
 async def run_match(
@@ -35,78 +105,138 @@ async def run_match(
     on_remote: Callable[[Credentials, str], None] | None = None,
     limits: dict[str, Any] | None = None,
     deals: list[list[list[int]]] | None = None,
+    segments: list[list[int]] | None = None,
 ) -> dict[str, Any]:
     """Play one match; returns the result summary (see MatchSession.summary).
+
+    ``segments`` (with ``deals``): lists of indices into ``deals``; each segment is played
+    by freshly started bot instances with nothing kept from the one before (see
+    ``by_rotation``), the next segment's bots starting while the current ones play.  The
+    result numbers hands by their index in ``deals``.
 
     Remote seats (``BotSpec.remote``) need ``listen_tcp``; ``on_remote(credentials, name)``
     is told how each may connect, and should show it to whoever starts that bot."""
     if any(b.remote for b in bots) and not listen_tcp:
         raise ValueError("a remote seat needs a TCP address to listen on (--listen HOST:PORT)")
+    if segments is not None:
+        if deals is None or sorted(i for seg in segments for i in seg) != list(range(len(deals))):
+            raise ValueError("segments must split the deal list: every deal exactly once")
+        if len(segments) > 1 and any(b.remote for b in bots):
+            raise ValueError("a remote seat cannot be restarted for each segment")
+    plan = (segments or [list(range(len(deals)))]) if deals is not None else [[]]
     names = unique_names(bots)
     workdir = tempfile.mkdtemp(prefix="arena-")
     writer = RecordWriter(record_path) if record_path else None
-    server = RefereeServer(max_streams=4 * len(bots) + 4)
-    handles: list[BotHandle] = []
+    server = RefereeServer(max_streams=4 * len(bots) * len(plan) + 4)
+    handles: list[list[BotHandle]] = [[] for _ in plan]
     watchers: list[asyncio.Task] = []
+    stopping: list[asyncio.Task] = []
+    base_id = secrets.token_hex(8)
     try:
-        # one socket per seat, each in its own folder: a container sees only its own
-        socket_dirs = [Path(workdir) / f"sock{i}" for i in range(len(bots))]
-        addresses = []
+        # one socket per seat and segment, each in its own folder: a bot sees only its own
+        addresses: list[list[str]] = []
         # gRPC listens only here, in a folder no sandbox mounts; each seat's socket is a
         # gate that accepts one connection and relays it here (see arena.referee.gate)
         server.listen_private(Path(workdir) / "referee")
-        for d in socket_dirs:
-            d.mkdir(mode=0o755)
-            addresses.append(server.listen_seat(d))
+        for k in range(len(plan)):
+            row = []
+            for i in range(len(bots)):
+                folder = Path(workdir) / (f"sock{i}" if len(plan) == 1 else f"sock{k}.{i}")
+                folder.mkdir(mode=0o755)
+                row.append(server.listen_seat(folder))
+            addresses.append(row)
         tcp_address = server.listen_tcp(listen_tcp) if listen_tcp else None
         box = make_sandbox(sandbox, **(limits or {}))
         await box.prepare([b for b in bots if not b.remote])
-        session = MatchSession(
-            rules,
-            [SeatSpec(n) for n in names],
-            seed,
-            time_control,
-            record=writer,
-            sandbox=box.describe(),
-            deals=deals,
-            on_hand_end=on_hand_end,
-        )
-        server.add(session)
+        sessions = [
+            MatchSession(
+                rules,
+                [SeatSpec(n) for n in names],
+                seed,
+                time_control,
+                match_id=base_id if len(plan) == 1 else f"{base_id}.{k}",
+                record=writer if len(plan) == 1 or writer is None else _renumbered(writer, k, seg),
+                sandbox=box.describe(),
+                deals=None if deals is None else [deals[i] for i in seg],
+                on_hand_end=on_hand_end,
+            )
+            for k, seg in enumerate(plan)
+        ]
+        for session in sessions:
+            server.add(session)
         await server.start()
+
+        async def launch(k: int) -> None:
+            session = sessions[k]
+            for i, bot in enumerate(bots):
+                token = session.seats[i].spec.token
+                if bot.remote:
+                    assert tcp_address is not None
+                    if on_remote:
+                        on_remote(Credentials(tcp_address, session.match_id, i, token), bot.name)
+                    continue
+                creds = Credentials(addresses[k][i], session.match_id, i, token)
+                handle = await box.start(bot, creds, workdir)
+                handles[k].append(handle)
+                session.seats[i].exit_grace_s = box.exit_grace_s
+
+                async def watch(i: int = i, handle: BotHandle = handle) -> None:
+                    how, failed = await handle.wait()
+                    session.process_exited(i, how, failed)
+
+                watchers.append(asyncio.create_task(watch()))
+
         launched = time.perf_counter()
-        for i, bot in enumerate(bots):
-            token = session.seats[i].spec.token
-            if bot.remote:
-                assert tcp_address is not None
-                if on_remote:
-                    on_remote(Credentials(tcp_address, session.match_id, i, token), bot.name)
-                continue
-            creds = Credentials(addresses[i], session.match_id, i, token)
-            handle = await box.start(bot, creds, workdir)
-            handles.append(handle)
-            session.seats[i].exit_grace_s = box.exit_grace_s
-
-            async def watch(i: int = i, handle: BotHandle = handle) -> None:
-                how, failed = await handle.wait()
-                session.process_exited(i, how, failed)
-
-            watchers.append(asyncio.create_task(watch()))
-        summary = await session.run()
+        await launch(0)
+        summaries = []
+        for k, session in enumerate(sessions):
+            if k + 1 < len(sessions):  # the next instances start while these play
+                await launch(k + 1)
+            summaries.append(await session.run())
+            stopping.append(asyncio.create_task(_stop_all(handles[k])))
+            handles[k] = []
+        if len(plan) == 1:
+            summary = summaries[0]
+        else:
+            turn_ms = [t for session in sessions for t in session.turn_times_ms]
+            summary = {**merge_segments(summaries, plan, turn_ms), "match_id": base_id}
         summary["sandbox"] = box.name
         summary["sandbox_limits"] = box.describe()["limits"]
-        connected = [s.connected_at for s in session.seats if s.connected_at is not None]
-        if len(connected) == len(session.seats):  # launch of the first bot → last Hello
+        connected = [s.connected_at for s in sessions[0].seats if s.connected_at is not None]
+        if len(connected) == len(sessions[0].seats):  # launch of the first bot → last Hello
             summary["seats_ready_s"] = round(max(connected) - launched, 3)
         return summary
     finally:
         server.release_reserve()  # descriptors for stopping bots, whatever filled the table
         for t in watchers:
             t.cancel()
-        for h in handles:
-            with contextlib.suppress(Exception):
-                await h.stop()
+        for row in handles:
+            await _stop_all(row)
+        for t in stopping:
+            with contextlib.suppress(BaseException):
+                await t
         with contextlib.suppress(Exception):
             await server.stop(0.2)
         if writer:
             writer.close()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+async def _stop_all(handles: list[BotHandle]) -> None:
+    """Stop bots (each stop is idempotent and never raises here)."""
+    for h in handles:
+        with contextlib.suppress(Exception):
+            await h.stop()
+
+
+def _renumbered(writer: RecordWriter, k: int, seg: list[int]) -> Callable[[dict[str, Any]], None]:
+    """A segment's record events with hands numbered by their index in the deal list."""
+
+    def record(event: dict[str, Any]) -> None:
+        if event.get("hand") is not None and event["type"] != "match":
+            event = {**event, "hand": seg[event["hand"]]}
+        if event["type"] == "match":
+            event = {**event, "segment": k}
+        writer(event)
+
+    return record

@@ -21,7 +21,7 @@ from typing import Any
 from bigtwo import Bot, Game, RuleSet
 
 from ..bots import BotSpec
-from ..match import run_match
+from ..match import by_rotation, run_match
 from ..referee.session import TimeControl
 from .duplicate import rotated_deals
 from .sprt import SPRT
@@ -89,7 +89,15 @@ async def match_samples(
         k += batch
         deals = rotated_deals(rules, seeds, rotations)
         runs = [
-            run_match([bot, *opponents], rules, seeds[0], time_control, sandbox, deals=deals)
+            run_match(
+                [bot, *opponents],
+                rules,
+                seeds[0],
+                time_control,
+                sandbox,
+                deals=deals,
+                segments=by_rotation(len(deals), rotations),  # no bot sees a deal twice
+            )
             for bot in (new, old)
         ]
         with_new, with_old = await asyncio.gather(*runs)

@@ -17,10 +17,12 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import hmac
 import itertools
 import json
 import os
 import random
+import secrets
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -33,7 +35,7 @@ from sqlalchemy.orm import Session
 from bigtwo import RuleSet
 
 from ..bots import resolve
-from ..match import run_match
+from ..match import by_rotation, run_match
 from ..referee.session import TimeControl
 from .duplicate import block_rankings, rotated_deals
 from .ratings import Fit, fit_plackett_luce
@@ -75,8 +77,28 @@ def groups_for(ids: list[int], seats: int = 4, rng: random.Random | None = None)
     return chosen
 
 
+def deal_key(ladder: Ladder) -> str:
+    """The ladder's secret deal key (made when first needed, kept in the ladder's settings in
+    the database, which no sandbox can read)."""
+    key = ladder.settings.get("deal_key")
+    if not key:
+        key = secrets.token_hex(32)
+        ladder.settings = {**ladder.settings, "deal_key": key}  # a new dict: JSON is saved
+    return key
+
+
+def deal_seed(key: str, deal_id: str) -> str:
+    """The seed a planned deal is dealt from: HMAC-SHA256 of its public id under the
+    ladder's secret key.  The id is public (it is made of the group and the round), so a
+    seed derived from it alone would let a bot try candidate seeds against its own 13 cards
+    and learn all four hands; keyed, the deal is no function of anything a bot can learn."""
+    return hmac.new(bytes.fromhex(key), deal_id.encode(), hashlib.sha256).hexdigest()
+
+
 def plan(session: Session, ladder: Ladder, rounds: int) -> int:
-    """Add the missing matches; returns how many were added."""
+    """Add the missing matches; returns how many were added.  Each deal is stored by its
+    public id; its seed is keyed (``deal_seed``) when the match is played."""
+    deal_key(ladder)
     s = ladder.settings
     ids = [e.version_id for e in session.scalars(select(Entry).where(Entry.ladder_id == ladder.id))]
     added = 0
@@ -88,7 +110,7 @@ def plan(session: Session, ladder: Ladder, rounds: int) -> int:
             )
             if exists:
                 continue
-            seeds = [f"{ladder.name}/{key}/{i}" for i in range(s["deals"])]
+            seeds = [f"{key}/{i}" for i in range(s["deals"])]
             session.add(Match(ladder_id=ladder.id, key=key, seats=group, deal_seeds=seeds))
             added += 1
     return added
@@ -125,11 +147,15 @@ def _job(engine: Engine, ladder_id: int, match_id: int) -> dict[str, Any]:
         }
         s = ladder.settings
         rules = RuleSet.from_dict(ladder.rules)
+        key = deal_key(ladder)
+        session.commit()  # a ladder planned before keys existed gets its key now
+        seeds: list[int | str] = [deal_seed(key, str(d)) for d in match.deal_seeds]
         return {
             "bots": [(versions[v].spec, versions[v].label) for v in match.seats],
             "rules": ladder.rules,
-            "seed": match.deal_seeds[0],
-            "deals": rotated_deals(rules, list(match.deal_seeds), s["rotations"]),
+            "seed": seeds[0],
+            "deals": rotated_deals(rules, seeds, s["rotations"]),
+            "rotations": s["rotations"],
             "time_control": s["time_control"],
             "sandbox": s["sandbox"],
         }
@@ -150,6 +176,8 @@ async def play_job(job: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, 
             job["sandbox"],
             record,
             deals=job["deals"],
+            # every rotation by fresh bot instances: none sees a deal twice
+            segments=by_rotation(len(job["deals"]), job.get("rotations", 1)),
         )
         moves = [
             e
@@ -330,8 +358,8 @@ def rated_blocks(matches: list[Match], rotations: int) -> list[list[dict[int, fl
     up the ladder)."""
     blocks = []
     for m in sorted(matches, key=lambda m: m.id):
-        since = {
-            s["seat"]: s.get("forfeit_hand") or 0  # older records: the whole match
+        lost = {  # the hands each seat's fallback played
+            s["seat"]: forfeited_hands(s, len(m.result["hands"]))
             for s in m.result["seats"]
             if s.get("forfeit")
         }
@@ -339,7 +367,7 @@ def rated_blocks(matches: list[Match], rotations: int) -> list[list[dict[int, fl
         for hand in m.result["hands"]:
             deal_no, rotation = divmod(hand["hand"], rotations)
             by_deal.setdefault(deal_no, {})[rotation] = [
-                FORFEITED if seat in since and hand["hand"] >= since[seat] else float(points)
+                FORFEITED if hand["hand"] in lost.get(seat, ()) else float(points)
                 for seat, points in enumerate(hand["scores"])
             ]
         for deal_no in sorted(by_deal):
@@ -349,6 +377,15 @@ def rated_blocks(matches: list[Match], rotations: int) -> list[list[dict[int, fl
                 if orders:
                     blocks.append(orders)
     return blocks
+
+
+def forfeited_hands(seat: dict[str, Any], hands: int) -> set[int]:
+    """The hands a forfeited seat's fallback played: listed when each rotation had its own
+    bot instances (``forfeit_hands``), else every hand from ``forfeit_hand`` on (older
+    records without it: the whole match)."""
+    if "forfeit_hands" in seat:
+        return set(seat["forfeit_hands"])
+    return set(range(seat.get("forfeit_hand") or 0, hands))
 
 
 def rated_totals(blocks: list[list[dict[int, float]]], rotations: int) -> list[dict[int, float]]:

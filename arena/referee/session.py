@@ -181,6 +181,18 @@ def fallback_move(legal: list[Move]) -> Move:
 Recorder = Callable[[dict[str, Any]], None]
 
 
+def round_trip_stats(times_ms: list[float]) -> dict[str, float]:
+    """Count, median and 99th percentile of turn round trips, in ms."""
+    times = sorted(times_ms)
+    if not times:
+        return {"n": 0}
+    return {
+        "n": len(times),
+        "median_ms": round(times[len(times) // 2], 3),
+        "p99_ms": round(times[min(len(times) - 1, int(len(times) * 0.99))], 3),
+    }
+
+
 class MatchSession:
     """Runs one match between the seats that connect to it."""
 
@@ -594,14 +606,7 @@ class MatchSession:
     # ----- results -----------------------------------------------------------------------
     def turn_stats(self) -> dict[str, float]:
         """Round trip per bot move (turn request queued → action received), in ms."""
-        times = sorted(self.turn_times_ms)
-        if not times:
-            return {"n": 0}
-        return {
-            "n": len(times),
-            "median_ms": round(times[len(times) // 2], 3),
-            "p99_ms": round(times[min(len(times) - 1, int(len(times) * 0.99))], 3),
-        }
+        return round_trip_stats(self.turn_times_ms)
 
     def summary(self) -> dict[str, Any]:
         g = self.game

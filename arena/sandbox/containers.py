@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -68,12 +70,36 @@ def _cpu_parent(client: Any) -> str | None:
     return "/" if driver == "cgroupfs" else None
 
 
+async def in_own_thread(fn: Callable[[], Any]) -> Any:
+    """Run a blocking engine call that may last the whole match (``container.wait``) in a
+    thread of its own.  In the loop's default pool (a handful of workers on a small machine)
+    one such wait per seat, times the matches in parallel and the next segment's bots, used
+    every worker, and the next ``container.start`` waited for ever."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            future.set_result(value) if ok else future.set_exception(value)
+
+    def run() -> None:
+        try:
+            ok, value = True, fn()
+        except BaseException as exc:  # handed to the waiting task
+            ok, value = False, exc
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(settle, ok, value)
+
+    threading.Thread(target=run, name="docker-wait", daemon=True).start()
+    return await future
+
+
 class DockerHandle(BotHandle):
     def __init__(self, container: Any) -> None:
         self.container = container
 
     async def wait(self) -> tuple[str, bool]:
-        result = await asyncio.to_thread(self.container.wait)
+        result = await in_own_thread(self.container.wait)
         code = result.get("StatusCode", -1)
         try:
             await asyncio.to_thread(self.container.reload)

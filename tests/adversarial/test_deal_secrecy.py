@@ -1,0 +1,148 @@
+"""No bot can know the other hands: default and ladder seeds cannot be guessed from
+anything a bot can learn, and no bot instance plays a duplicate deal twice (each rotation
+is played by fresh instances with no storage that survives between them)."""
+
+import asyncio
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, select
+from sqlalchemy.orm import Session
+
+from arena.bots import resolve
+from arena.ladder.duplicate import rotated_deals
+from arena.ladder.runner import deal_seed
+from arena.ladder.store import Ladder, Match
+from arena.match import by_rotation, run_match
+from arena.referee.session import TimeControl
+from bigtwo import RuleSet, deal
+
+from .bots import seed_searcher
+
+BOTS = Path(__file__).parent / "bots"
+ROOT = Path(__file__).resolve().parents[2]
+HK = RuleSet.preset("hk")
+
+
+def arena(*args, timeout=300):
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def probe(seat: dict, word: str = "PROBE") -> list[str]:
+    for fault in seat["faults"]:
+        assert "BREACH" not in fault["detail"], fault["detail"]
+    return [f["detail"] for f in seat["faults"] if word in f["detail"]]
+
+
+def test_the_seed_search_finds_a_guessable_seed():
+    """The probe works: a deal from a small or a public-data seed is found."""
+    assert seed_searcher.search(HK, deal(HK, 1234)[3])[0] == 1234
+    some_id = next(c for c in seed_searcher.candidates() if isinstance(c, str) and "/" in c)
+    assert seed_searcher.search(HK, deal(HK, some_id)[0])[0] == some_id
+
+
+def test_a_match_without_seed_is_not_guessable(backend):
+    """`arena match` without --seed: a fresh secret seed; with --seed 5 the probe breaks in
+    (it is for tests and replays, and says so)."""
+    args = ["match", "--sandbox", backend, "--hands", "1", "--move-ms", "8000", "--json"]
+    bots = [str(BOTS / "seed_searcher.py"), "random", "greedy", "heuristic"]
+    result = arena(*args, *bots)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    found = probe(summary["seats"][0])
+    tried = re.search(r"PROBE: tried (\d+) seeds", found[0] if found else "")
+    assert tried and int(tried.group(1)) > 10_000, found
+    assert not isinstance(summary["seed"], str) and summary["seed"] > 2**32  # secrets
+    guessable = json.loads(arena(*args, "--seed", "5", *bots).stdout)
+    assert any("BREACH" in f["detail"] for f in guessable["seats"][0]["faults"])
+
+
+def test_ladder_deals_are_keyed(tmp_path):
+    """The ladder plans deals by public ids and deals them from seeds keyed with a secret
+    kept in the database: a real ladder run gives the searcher nothing, and no public id
+    (or anything the old planner made from public data) deals the cards played."""
+    db = tmp_path / "l.db"
+    searcher = str(BOTS / "seed_searcher.py")
+    samples = [str(ROOT / "sample_bots" / n) for n in ("random", "greedy", "heuristic")]
+    result = arena(
+        "ladder", "run", "--db", str(db), "--sandbox", "process", "--rounds", "1",
+        "--deals", "1", "--move-ms", "8000", "--json", "--bots", searcher, *samples,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    engine = create_engine(f"sqlite:///{db}")
+    with Session(engine) as session:
+        ladder = session.scalar(select(Ladder))
+        key = ladder.settings["deal_key"]
+        assert len(bytes.fromhex(key)) == 32
+        match = session.scalar(select(Match).where(Match.status == "done"))
+        assert match is not None
+        found = []
+        for s in match.result["seats"]:
+            if match.seats[s["seat"]] == min(match.seats):  # the searcher entered first
+                found += probe(s)
+        assert found, match.result["seats"]
+        for public in match.deal_seeds:
+            played = deal(HK, deal_seed(key, public))
+            assert played != deal(HK, public) and played != deal(HK, f"default/{public}")
+    engine.dispose()
+
+
+def _cleanup_notes() -> None:
+    for place in (BOTS, Path.home(), Path.cwd(), Path("/tmp"), Path("/dev/shm"), Path("/var/tmp")):
+        for path in glob.glob(str(place / ".rememberer-*")):
+            os.unlink(path)
+
+
+def play_rotations(backend: str, deals: int = 2) -> list[dict]:
+    rules = HK
+    hands = rotated_deals(rules, [f"memo/{i}" for i in range(deals)], 4)
+    specs = [resolve(str(BOTS / "rememberer.py"))] + [resolve(str(BOTS / "good.py"))] * 3
+    tc = TimeControl(move_ms=3000, bank_ms=1000, startup_ms=30000, max_strikes=5)
+    result = asyncio.run(
+        run_match(specs, rules, 1, tc, backend, deals=hands, segments=by_rotation(len(hands), 4))
+    )
+    assert result["match_over"] and len(result["hands"]) == 4 * deals
+    assert [h["hand"] for h in result["hands"]] == list(range(4 * deals))
+    for seat in result["seats"][1:]:
+        assert seat["faults"] == [] and not seat["forfeit"], seat
+    return result["seats"][0]["faults"]
+
+
+def test_no_memory_carries_from_one_rotation_to_the_next(backend):
+    """Four rotations, four fresh instances: each reports it wrote its notes and found
+    none of an earlier instance's (the probe fails the test on a breach)."""
+    faults = play_rotations(backend)
+    for f in faults:
+        assert "BREACH" not in f["detail"], f["detail"]
+    reports = [f["detail"] for f in faults if "PROBE" in f["detail"]]
+    assert len(reports) == 4, faults  # one per rotation: four instances
+    ids = {re.search(r"instance (\w+)", r).group(1) for r in reports}  # type: ignore[union-attr]
+    assert len(ids) == 4  # four distinct instances
+    assert all("wrote" in r and " 0 notes" not in r for r in reports), reports
+
+
+def test_the_memory_probe_sees_notes_where_storage_is_shared():
+    """The probe works: trusted in-process bots share the machine's /tmp, so the second
+    instance finds the first one's note."""
+    _cleanup_notes()
+    try:
+        faults = play_rotations("inproc", deals=1)
+    finally:
+        _cleanup_notes()
+    assert any("BREACH" in f["detail"] for f in faults), faults
+
+
+@pytest.mark.parametrize("rotations", [4])
+def test_by_rotation_splits_whole_deals(rotations):
+    segs = by_rotation(8, rotations)
+    assert segs == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    with pytest.raises(ValueError):
+        by_rotation(7, 4)
