@@ -198,7 +198,7 @@ def match(
     import asyncio
 
     from .bots import BotSpecError, resolve
-    from .match import run_match
+    from .match import failed_to_start, run_match
     from .referee.session import TimeControl
 
     try:
@@ -292,20 +292,15 @@ def match(
             Console(stderr=True, soft_wrap=True, highlight=False).print(
                 _labelled("warning:", "yellow", note)
             )
-    failed = [
-        s
-        for s in summary["seats"]
-        if any(f["kind"] in ("crash", "disconnect") and f["turn"] is None for f in s["faults"])
-    ]
+    failed = failed_to_start(summary)
     if failed:
-        for s in failed:
-            f = s["faults"][0]
+        for s, detail in failed:
             Console(stderr=True, soft_wrap=True, highlight=False).print(
                 _labelled(
                     "error:",
                     "red",
                     f"bot '{printable(s['bot'], 60)}' (seat {s['seat']}) failed to start: "
-                    f"{printable(f['detail'], 600)}",
+                    f"{printable(detail, 600)}",
                 )
             )
         raise typer.Exit(3)

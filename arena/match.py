@@ -24,6 +24,18 @@ from .sandbox import make_sandbox
 from .sandbox.base import BotHandle, Credentials
 
 
+def failed_to_start(summary: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    """The seats whose bot never played (it ended before connecting, or never connected),
+    each with the reason: an error to show its author, never a result to rate."""
+    out = []
+    for seat in summary["seats"]:
+        for f in seat["faults"]:
+            if f["kind"] in ("crash", "disconnect") and f["turn"] is None:
+                out.append((seat, f["detail"]))
+                break
+    return out
+
+
 def by_rotation(hands: int, rotations: int) -> list[list[int]]:
     """Segments for duplicate play: ``hands`` rotated deals in play order (deal 0's
     rotations, then deal 1's, …) split so that each set of bot instances plays every deal

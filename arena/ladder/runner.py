@@ -35,7 +35,7 @@ from sqlalchemy.orm import Session
 from bigtwo import RuleSet
 
 from ..bots import resolve
-from ..match import by_rotation, run_match
+from ..match import by_rotation, failed_to_start, run_match
 from ..referee.session import TimeControl
 from .duplicate import block_rankings, rotated_deals
 from .ratings import Fit, fit_plackett_luce
@@ -200,6 +200,20 @@ def _save(
         save_match(session, match, summary, block_totals(match, summary, rotations), moves)
 
 
+class BotCannotStart(RuntimeError):
+    """A bot of the ladder never played (it crashed before connecting, or never connected):
+    the ladder stops with its reason instead of rating the fallback's play."""
+
+
+def _unplay(engine: Engine, match_id: int) -> None:
+    """Put a match whose result is not kept back in the queue."""
+    with Session(engine) as session, session.begin():
+        match = session.get(Match, match_id)
+        if match is not None:
+            match.status = "pending"
+            match.started = None
+
+
 def _ray_play(job: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The Ray task: one match in the worker's own event loop."""
     return asyncio.run(play_job(job))
@@ -245,6 +259,14 @@ async def run_pending(
                 summary, moves = await play_job(job)
             else:  # the same job on a Ray worker; results come back to this one writer
                 summary, moves = await remote.remote(job)
+        failed = failed_to_start(summary)
+        if failed:  # its author's error, not a result: nothing is rated, the ladder stops
+            _unplay(engine, mid)
+            seat, detail = failed[0]
+            raise BotCannotStart(
+                f"bot '{seat['bot']}' cannot start, so the ladder stopped and rated nothing "
+                f"of its match: {detail}"
+            )
         _save(engine, mid, rotations, summary, moves)
         done += 1
         if on_done:

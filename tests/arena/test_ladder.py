@@ -219,6 +219,27 @@ def test_a_bot_that_crashes_at_once_ranks_last_not_on_its_fallback(tmp_path):
     assert "unbounded*" in table.stdout and "forfeits:" in table.stdout
 
 
+def test_a_bot_that_cannot_start_stops_the_ladder_and_is_never_rated(tmp_path):
+    """A bot that fails while being imported never played: the ladder stops with its own
+    error, and no match is rated (the fallback's play is not the bot's)."""
+    broken = str(ROOT / "tests" / "adversarial" / "bots" / "crash_at_start.py")
+    db = tmp_path / "l.db"
+    proc = arena(
+        "ladder", "run", "--db", str(db), "--sandbox", "process", "--deals", "1",
+        "--bots", *SAMPLES[:2], broken,
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert "crash_at_start" in proc.stderr and "broken on purpose" in proc.stderr, proc.stderr
+    assert "cannot start" in proc.stderr
+    engine = create_engine(database_url(str(db)))
+    with engine.connect() as conn:
+        done = conn.execute(text("SELECT count(*) FROM matches WHERE status = 'done'")).scalar()
+    engine.dispose()
+    assert done == 0
+    shown = arena("ladder", "show", "--db", str(db), "--json")
+    assert "crash_at_start" not in shown.stdout
+
+
 @pytest.mark.parametrize("rotations", [12, 24])
 def test_a_ladder_with_12_or_24_rotations_plays_every_rotation(rotations, tmp_path):
     """One deal in every rotation: as many hands as rotations, and the hand holding the
