@@ -32,7 +32,7 @@ import bigtwo
 
 from ..bots import BotSpec, bot_files
 from .base import BotHandle, Credentials, Sandbox
-from .launch import BOT_DIR, SOCKET_DIR, cgroup_dirs
+from .launch import BOT_DIR, CGROUP_PREFIX, SOCKET_DIR, cgroup_dirs
 
 LAUNCHER = Path(__file__).with_name("launch.py")
 SECCOMP = Path(__file__).with_name("seccomp.json")
@@ -154,6 +154,29 @@ def kill_cgroup(name: str, timeout: float = 5.0, remove: bool = True) -> None:
                     time.sleep(0.02)
 
 
+def remove_leftover_cgroups() -> list[str]:
+    """Remove the seats' control groups that a killed arena left behind (empty: its bots
+    died with it); a group with processes belongs to a running match and stays.  Also the
+    earlier layout's ``bigtwo-arena/NAME`` groups."""
+    removed = []
+    for place in {g.parent for g in cgroup_dirs("x").values()}:
+        old = place / "bigtwo-arena"
+        groups = list(place.glob(f"{CGROUP_PREFIX}*")) + (
+            [*old.iterdir(), old] if old.is_dir() else []
+        )
+        for group in groups:
+            if not group.is_dir():
+                continue
+            try:
+                if (group / "cgroup.procs").read_text().strip():
+                    continue
+                group.rmdir()
+                removed.append(str(group))
+            except OSError:
+                continue
+    return removed
+
+
 # --- what this machine can do --------------------------------------------------------------
 
 
@@ -243,7 +266,9 @@ def isolation_note() -> str | None:
                     {
                         "memory": "memory capped per process only (RLIMIT_AS)",
                         "pids": "processes capped by RLIMIT_NPROC only",
-                        "cpu": "no CPU share per seat",
+                        "cpu": "CPU shared per seat by the scheduler's session groups, no quota"
+                        if _autogroup()
+                        else "no CPU share per seat",
                     }[m]
                     for m in sorted(missing)
                 )
@@ -379,12 +404,10 @@ class ProcessSandbox(Sandbox):
         self.limits_dict = {
             **self.limits,
             "confinement": "none (rlimits only)" if self.problem else "bubblewrap",
-            "memory": "per seat (memory cgroup) and per process (RLIMIT_AS)"
-            if "memory" in controllers
-            else "per process (RLIMIT_AS)",
-            "cpu": f"{cpus} CPU per seat (cpu cgroup)"
+            "memory_per": "seat" if "memory" in controllers else "process",
+            "cpu_share": "seat"
             if "cpu" in controllers
-            else "no per-seat quota",
+            else ("session" if not self.problem and _autogroup() else "none"),
         }
 
     async def start(self, bot: BotSpec, creds: Credentials, workdir: str) -> BotHandle:
