@@ -56,11 +56,12 @@ class ProcessHandle(BotHandle):
         self.cgroup = cgroup
         self.memory_mb = memory_mb
         self.confined = confined
+        self.groups = cgroup_dirs(cgroup) if confined and os.geteuid() == 0 else {}
         self.oom = 0
 
     def oom_kills(self) -> int:
         """How many processes the seat's memory limit killed (its control group's count)."""
-        for controller, group in cgroup_dirs(self.cgroup).items():
+        for controller, group in self.groups.items():
             name = {"memory": "memory.oom_control", "v2": "memory.events"}.get(controller)
             if name is None:
                 continue
@@ -74,7 +75,7 @@ class ProcessHandle(BotHandle):
         return self.oom
 
     async def wait(self) -> tuple[str, bool]:
-        watch = bool(cgroup_dirs(self.cgroup)) and os.geteuid() == 0
+        watch = bool(self.groups)
         waiter = asyncio.ensure_future(self.proc.wait())
         while True:
             done, _ = await asyncio.wait({waiter}, timeout=OOM_POLL_S if watch else None)

@@ -145,22 +145,13 @@ def test_process_seat_memory_is_capped_for_all_its_processes(tmp_path, memory_mb
     bot = tmp_path / "seat_memory.py"
     share = memory_mb * 2 // 5
     bot.write_text((BOTS / "seat_memory.py.in").read_text().replace("@MB@", str(share)))
-    before = _available_mb()
     result, _ = play_seats(
         "process", [bot, "good", "good", "good"], tmp_path, limits={"memory_mb": memory_mb}
     )
     seat = result["seats"][0]
     assert seat["forfeit"] and "seat's memory limit" in details(seat), details(seat)
-    for other in result["seats"][1:]:
+    for other in result["seats"][1:]:  # and play_seats found no helper left behind
         assert other["faults"] == [] and not other["forfeit"], other
-    assert _available_mb() > before - memory_mb  # nothing held on to
-
-
-def _available_mb() -> int:
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) // 1024
-    return 0
 
 
 # --- class 6: a neighbour's CPU ------------------------------------------------------------
