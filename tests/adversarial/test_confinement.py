@@ -114,14 +114,15 @@ def test_process_seat_runs_as_its_own_unprivileged_uid(tmp_path):
 
     def watch():
         while not stop.is_set():
-            ps = subprocess.run(["pgrep", "-f", f"bigtwo.run .*{bot.name}"], capture_output=True)
-            for pid in ps.stdout.split():
-                try:
-                    status = Path(f"/proc/{int(pid)}/status").read_text()
-                    cmdline = Path(f"/proc/{int(pid)}/cmdline").read_bytes()
-                except OSError:
+            ps = subprocess.run(
+                ["pgrep", "-af", f"bigtwo.run .*{bot.name}"], capture_output=True, text=True
+            )
+            for line in ps.stdout.splitlines():
+                if "launch.py" in line:  # the launcher, root until it drops and execs bwrap
                     continue
-                if b"launch.py" in cmdline:  # the launcher, as root until it drops
+                try:
+                    status = Path(f"/proc/{int(line.split()[0])}/status").read_text()
+                except OSError:
                     continue
                 uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))
                 seen[uid] = seen.get(uid, 0) + 1
