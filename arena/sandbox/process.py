@@ -157,8 +157,8 @@ def kill_cgroup(name: str, timeout: float = 5.0, remove: bool = True) -> None:
 
 def remove_leftover_cgroups() -> list[str]:
     """Remove the seats' control groups that a killed arena left behind (empty: its bots
-    died with it); a group with processes belongs to a running match and stays.  Also the
-    earlier layout's ``bigtwo-arena/NAME`` groups."""
+    died with it); a group with processes belongs to a running match and stays, and so
+    does one made in the last minute.  Also the earlier layout's ``bigtwo-arena/NAME``."""
     removed = []
     for place in {g.parent for g in cgroup_dirs("x").values()}:
         old = place / "bigtwo-arena"
@@ -170,6 +170,8 @@ def remove_leftover_cgroups() -> list[str]:
                 continue
             try:
                 if (group / "cgroup.procs").read_text().strip():
+                    continue
+                if time.time() - group.stat().st_mtime < 60:  # a seat being set up
                     continue
                 group.rmdir()
                 removed.append(str(group))
