@@ -484,6 +484,9 @@ def sandbox_gc() -> None:
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
     console.print(f"match folders removed: {len(folders)} (running matches are left alone)")
+    from .sandbox.process import remove_leftover_cgroups
+
+    console.print(f"control groups removed: {len(remove_leftover_cgroups())}")
 
 
 ladder_app = typer.Typer(help="Ladders: duplicate round-robin and ratings.", no_args_is_help=True)

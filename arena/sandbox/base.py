@@ -98,7 +98,7 @@ def make_sandbox(
     if name == "process":
         from .process import ProcessSandbox
 
-        kwargs = {k: v for k, v in (("memory_mb", memory_mb), ("pids", pids)) if v}
+        kwargs = {k: v for k, v in (("memory_mb", memory_mb), ("pids", pids), ("cpus", cpus)) if v}
         return ProcessSandbox(**kwargs)
     if name == "inproc":
         from .inproc import InprocSandbox

@@ -30,8 +30,9 @@ from pathlib import Path
 
 import bigtwo
 
-from ..bots import BotSpec, bot_files
-from .base import BotHandle, Credentials, Sandbox
+from ..bots import SAMPLE_BOTS, BotSpec, bot_files
+from ..text import printable
+from .base import BotHandle, Credentials, Sandbox, SandboxUnavailable
 from .launch import BOT_DIR, CGROUP_PREFIX, SOCKET_DIR, cgroup_dirs
 
 LAUNCHER = Path(__file__).with_name("launch.py")
@@ -190,6 +191,7 @@ def bwrap_path() -> str | None:
 
 
 @functools.lru_cache(maxsize=1)
+@functools.cache  # a probe process; what this machine can do does not change while we run
 def confinement_problem() -> str | None:
     """Why bubblewrap cannot confine bots here (then bots run with rlimits only), or None."""
     if sys.platform != "linux":
@@ -413,7 +415,27 @@ class ProcessSandbox(Sandbox):
             else ("session" if not self.problem and _autogroup() else "none"),
         }
 
+    async def prepare(self, bots: list[BotSpec]) -> None:
+        """Refuse, before anything starts, to run a stranger's bot with no confinement."""
+        for bot in bots:
+            self._check_confined(bot)
+
+    def _check_confined(self, bot: BotSpec) -> None:
+        """Without bubblewrap only the arena's own sample bots (code shipped with the arena,
+        so the default ladder still runs on a fresh machine) may run: any other bot would
+        read the machine's files, use the network and see every process."""
+        if not self.problem or bot.path is None:
+            return
+        if bot.path.resolve().is_relative_to(SAMPLE_BOTS):
+            return
+        raise SandboxUnavailable(
+            f"--sandbox process cannot confine bot '{printable(bot.name, 60)}': "
+            f"{self.problem}. Install bubblewrap, use --sandbox docker, or --sandbox inproc "
+            "for bots you trust"
+        )
+
     async def start(self, bot: BotSpec, creds: Credentials, workdir: str) -> BotHandle:
+        self._check_confined(bot)
         # a fresh folder per start: the same seat may start several times in one match
         start_dir = Path(tempfile.mkdtemp(prefix=f"seat{creds.seat}-", dir=workdir))
         bot_dir = start_dir / "bot"

@@ -263,3 +263,20 @@ def test_process_sandbox_error_reaches_the_user_verbatim(tmp_path, monkeypatch):
     result, _ = play_seats("process", ["good"] * 4, tmp_path, startup_ms=10000)
     for seat in result["seats"]:
         assert "bwrap: Can't mkdir /run/arena: No such file or directory" in details(seat), seat
+
+
+def test_without_confinement_only_the_arenas_own_sample_bots_run(tmp_path):
+    """Where bubblewrap cannot confine (not installed, not Linux), a stranger's bot is
+    refused before anything starts, with the fix; the sample bots shipped with the arena
+    still run, so the default ladder works on a fresh machine."""
+    from arena.bots import resolve
+    from arena.sandbox.base import SandboxUnavailable
+    from arena.sandbox.process import ProcessSandbox
+
+    box = ProcessSandbox()
+    box.problem = "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
+    asyncio.run(box.prepare([resolve("random"), resolve("heuristic")]))
+    stranger = tmp_path / "mine.py"
+    stranger.write_text("from bigtwo import Bot\n")
+    with pytest.raises(SandboxUnavailable, match=r"cannot confine bot 'mine'.*bubblewrap"):
+        asyncio.run(box.prepare([resolve("random"), resolve(str(stranger))]))
