@@ -25,14 +25,19 @@ from .sandbox.base import BotHandle, Credentials
 
 
 def failed_to_start(summary: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
-    """The seats whose bot never played (it ended before connecting, or never connected),
-    each with the reason: an error to show its author, never a result to rate."""
+    """The seats whose bot never sent its Hello (it ended before connecting, or never
+    connected), each with the reason: an error to show its author, never a result to rate.
+    A bot that said Hello and then left started: that is its forfeit, not a void match (or
+    any bot could void the matches it dislikes)."""
     out = []
     for seat in summary["seats"]:
-        for f in seat["faults"]:
-            if f["kind"] in ("crash", "disconnect") and f["turn"] is None:
-                out.append((seat, f["detail"]))
-                break
+        if seat.get("connected", True):
+            continue
+        detail = next(
+            (f["detail"] for f in seat["faults"] if f["kind"] in ("crash", "disconnect")),
+            "it never connected",
+        )
+        out.append((seat, detail))
     return out
 
 
@@ -87,6 +92,7 @@ def merge_segments(
                 "forfeit_hands": forfeited,
                 "strikes": sum(s["strikes"] for s in mine),
                 "faults": faults,
+                "connected": all(s.get("connected", True) for s in mine),
             }
         )
     for seat in seats:

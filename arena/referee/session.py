@@ -631,6 +631,8 @@ class MatchSession:
                     "forfeit_hand": s.forfeit_hand,
                     "strikes": s.strikes,
                     "faults": [f.to_dict() for f in s.faults],
+                    # a Hello was accepted: the bot started (whatever it did after)
+                    "connected": s.connected_at is not None,
                 }
                 for s in self.seats
             ],

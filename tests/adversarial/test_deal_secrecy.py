@@ -146,3 +146,23 @@ def test_by_rotation_splits_whole_deals(rotations):
     assert segs == [[0, 4], [1, 5], [2, 6], [3, 7]]
     with pytest.raises(ValueError):
         by_rotation(7, 4)
+
+
+def test_side_channels_between_live_instances_are_denied(backend, tmp_path):
+    """The next rotation's instances start while the current ones play: the channels by
+    which two live bots could pass cards through a file both can read (locks, leases,
+    inotify) and the page-cache probes are denied by the seccomp profile."""
+    from .bots import covert
+    from .test_hostile import play
+
+    live = []  # the control: outside a sandbox the probes work
+    for probe in covert.probes():
+        try:
+            probe()
+            live.append(probe.__name__)
+        except OSError:
+            pass
+    assert {"flock", "posix_lock", "get_lock", "ofd_lock", "inotify"} <= set(live), live
+    seat, _ = play(backend, "covert", tmp_path)
+    reports = [f["detail"] for f in seat["faults"] if "DENIED" in f["detail"]]
+    assert reports and "8 of 8" in reports[0], seat["faults"]

@@ -275,3 +275,21 @@ def _strings(value):
     elif isinstance(value, list):
         for v in value:
             yield from _strings(v)
+
+
+def test_grpc_own_log_carries_no_bot_bytes_to_the_terminal(backend):
+    """gRPC's C core logs a peer's GOAWAY debug text raw: the arena keeps that log off
+    (GRPC_VERBOSITY, unless the operator sets it), so the bot's escapes stay out; with the
+    log on, the same bot does reach stderr — the probe is live."""
+    bot = str(BOTS / "goaway.py")
+    code, _, err = arena(
+        "match", "--sandbox", backend, "--hands", "1", bot, "greedy", "random", "heuristic"
+    )
+    assert code == 3 and "PROBE: sent a GOAWAY" in err.replace("\n", ""), err
+    env = {**_env(False), "GRPC_VERBOSITY": "DEBUG"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "match", "--sandbox", backend, "--hands", "1", bot,
+         "greedy", "random", "heuristic"],
+        capture_output=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert b"\x1b]0;PWNED-TITLE" in proc.stderr  # the control: gRPC's log is the channel

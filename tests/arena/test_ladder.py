@@ -240,6 +240,19 @@ def test_a_bot_that_cannot_start_stops_the_ladder_and_is_never_rated(tmp_path):
     assert "crash_at_start" not in shown.stdout
 
 
+def test_a_bot_that_leaves_after_its_hello_forfeits_and_cannot_void_the_match(tmp_path):
+    """Leaving after Hello (having seen who it plays) is a forfeit, rated as last place:
+    if it counted as "cannot start", any bot could void the matches it dislikes."""
+    leaver = str(ROOT / "tests" / "adversarial" / "bots" / "leaves_after_hello.py")
+    proc = arena(
+        "ladder", "run", "--db", str(tmp_path / "l.db"), "--sandbox", "process",
+        "--deals", "1", "--json", "--bots", *SAMPLES[:2], leaver,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["bot"]: r for r in json.loads(proc.stdout)}
+    assert rows["leaves_after_hello"]["forfeits"] == 1 and rows["leaves_after_hello"]["matches"]
+
+
 @pytest.mark.parametrize("rotations", [12, 24])
 def test_a_ladder_with_12_or_24_rotations_plays_every_rotation(rotations, tmp_path):
     """One deal in every rotation: as many hands as rotations, and the hand holding the
