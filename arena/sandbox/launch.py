@@ -23,7 +23,10 @@ between fork and exec in a process with gRPC threads can deadlock or abort).  It
    lives), no supplementary groups, no-new-privileges, and a parent-death signal;
 5. execs ``bwrap``: new user, mount, PID, network, IPC, UTS and cgroup namespaces (no
    network at all; no further user namespaces), a minimal read-only root holding only
-   what the interpreter needs, the SDK and the bot's own copy of its files at ``/bot``,
+   what the interpreter needs (binds, symlinks, and empty read-only folders covering the
+   part of a bind it does not need, e.g. a site-packages inside the standard library's
+   folder, with the packages it imports bound back in), the SDK and the bot's own copy of
+   its files at ``/bot``,
    the seat's socket folder read-only at ``/run/arena``, a minimal ``/dev``, a fresh
    ``/proc``, a size-limited ``/tmp``, nodev and nosuid everywhere, every capability
    dropped, the seccomp filter, a new session, killed with its parent.
@@ -55,6 +58,7 @@ UID_BASE = 0x70000000
 systemd's container ranges, below 2^31), one uid per live seat."""
 BOT_DIR = "/bot"
 SOCKET_DIR = "/run/arena"
+COVER_SIZE = 64 << 10  # an empty folder hiding part of a bind (what is bound back in it)
 STAGE = "/tmp"  # covered by an empty tmpfs in the launcher's own mount namespace
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CGROUP_PREFIX = "bigtwo-arena-"
@@ -281,10 +285,15 @@ def bwrap_args(cfg: dict, binds: list[list[str]], seccomp_fd: int | None) -> lis
         "--tmpfs",
         "/tmp",
     ]
-    for target, link in cfg["symlinks"]:
-        args += ["--symlink", target, link]
-    for src, dest in binds:
-        args += ["--ro-bind", src, dest]
+    covers = cfg.get("covers", [])
+    ops = [(link, ["--symlink", target, link]) for target, link in cfg["symlinks"]]
+    ops += [(dest, ["--ro-bind", src, dest]) for src, dest in binds]
+    ops += [(dest, ["--size", str(COVER_SIZE), "--tmpfs", dest]) for dest in covers]
+    # parents first: a folder covered, then what is bound back into it
+    for _, op in sorted(ops, key=lambda item: Path(item[0]).parts):
+        args += op
+    for dest in covers:
+        args += ["--remount-ro", dest]
     args += ["--dev", "/dev", "--remount-ro", "/dev", "--proc", "/proc", "--remount-ro", "/"]
     args += ["--chdir", "/tmp"]
     if seccomp_fd is not None:

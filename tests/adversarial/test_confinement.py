@@ -248,6 +248,96 @@ def test_process_sandbox_runs_bots_from_a_venv_and_sdk_under_tmp(tmp_path):
         assert seat["faults"] == [], seat
 
 
+def test_process_sandbox_shows_a_servers_venv_only_what_the_interpreter_needs(tmp_path):
+    """Issue 8, class 4: the arena installed in a venv at PREFIX (like /srv/arena) that also
+    holds the ladder database, the contestants' bots and a checkout of the SDK (installed by
+    a ``.pth``) next to a database of its own.  A bot sees of PREFIX only the interpreter's
+    symlink, ``pyvenv.cfg``, the ``.pth`` and the SDK's package folder; of the site-packages
+    it inherits, only the packages it imports."""
+    if process.confinement_problem():
+        pytest.skip(process.confinement_problem())
+    prefix = tmp_path / "srv" / "arena"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(prefix)],
+        check=True,
+        timeout=120,
+    )
+    python = prefix / "bin" / "python"
+    (prefix / "arena.db").write_bytes(b"SQLite format 3\0 deal_key=planted-ladder-secret")
+    (prefix / "bots" / "other").mkdir(parents=True)
+    (prefix / "bots" / "other" / "bot.py").write_text("# another contestant's source\n")
+    checkout = prefix / "src" / "bigtwo-arena"
+    import bigtwo
+
+    shutil.copytree(
+        Path(bigtwo.__file__).parent,
+        checkout / "sdk" / "bigtwo",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    (checkout / "arena.db").write_bytes(b"SQLite format 3\0 (a developer's database)")
+    (checkout / "sdk" / "notes.txt").write_text("next to the SDK's package\n")
+    purelib = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    (purelib / "bigtwo-checkout.pth").write_text(str(checkout / "sdk") + "\n")
+    (purelib / "unrelated").mkdir()
+    (purelib / "unrelated" / "__init__.py").write_text("SECRET = 'not imported by bots'\n")
+    targets = [
+        str(prefix / "arena.db"),
+        str(prefix / "bots" / "other" / "bot.py"),
+        str(prefix / "bots") + "/",
+        str(checkout / "arena.db"),
+        str(checkout / "sdk" / "notes.txt"),
+        str(purelib / "unrelated" / "__init__.py"),
+    ]
+    mine = prefix / "bots" / "mine"
+    mine.mkdir()
+    bot = mine / "bot.py"
+    bot.write_text(
+        (BOTS / "prefix_prober.py.in").read_text().replace("@TARGETS@", json.dumps(targets))
+    )
+    good = str(BOTS / "good.py")
+    env = {**os.environ, "PYTHONPATH": str(Path(arena.__file__).parents[1])}  # arena only
+    command = [str(python), "-m", "arena", "match", str(bot), good, good, good]
+    proc = subprocess.run(
+        [*command, "--hands", "1", "--sandbox", "process", "--max-strikes", "5", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.splitlines()[-1])
+    for seat in result["seats"][1:]:
+        assert seat["faults"] == [], seat
+    said = [f["detail"] for f in result["seats"][0]["faults"]]
+    assert len(said) == 4 and "BREACH" not in " ".join(said), said
+    assert f"DENIED: {len(targets)} of {len(targets)} probes" in said[0], said
+    # it ran in the venv, with the checkout's SDK
+    assert said[1].endswith(f"PREFIX {prefix} SDK src/bigtwo-arena/sdk/bigtwo/__init__.py")
+    seen = json.loads(said[2].split("SEEN ", 1)[1])
+    lib = purelib.relative_to(prefix)
+    allowed = {"bin", "lib", "lib64", "pyvenv.cfg", "src"}
+    allowed |= {str(p) for p in lib.parents if str(p) != "."} | {str(lib)}
+    allowed |= {str(lib / "bigtwo-checkout.pth"), "src/bigtwo-arena", "src/bigtwo-arena/sdk"}
+    allowed.add("src/bigtwo-arena/sdk/bigtwo/")
+    assert {"pyvenv.cfg", str(lib / "bigtwo-checkout.pth")} <= set(seen), seen
+    assert "src/bigtwo-arena/sdk/bigtwo/" in seen, seen
+    extra = {p for p in seen if p not in allowed and not p.startswith("bin/python")}
+    assert extra == set(), seen
+    sites = json.loads(said[3].split("SITES ", 1)[1])
+    assert sites.get(str(purelib)) == ["bigtwo-checkout.pth"], sites
+    inherited = {n for folder, names in sites.items() if folder != str(purelib) for n in names}
+    assert {"grpc", "google"} <= inherited, sites  # what the bot imports, and no more:
+    assert not inherited & {"pytest", "_pytest", "unrelated", "pip"}, sites
+
+
 def test_process_sandbox_error_reaches_the_user_verbatim(tmp_path, monkeypatch):
     """When bubblewrap refuses (here: a root symlink that leaves no place for the socket
     folder), its own words are the seat's fault, not a bare exit code."""
