@@ -66,6 +66,27 @@ def needs_root_controller(name):
 # --- class 4: files, devices, uid, memory --------------------------------------------------
 
 
+def match_with(python: Path, bot: Path, cwd: Path, *extra: str) -> dict:
+    """``arena match`` of ``bot`` against three good bots, run by another interpreter (a
+    venv's) with the process sandbox; the result, after checking the good seats."""
+    good = str(BOTS / "good.py")
+    env = {**os.environ, "PYTHONPATH": str(Path(arena.__file__).parents[1])}  # arena only
+    command = [str(python), "-m", "arena", "match", str(bot), good, good, good]
+    proc = subprocess.run(
+        [*command, "--hands", "1", "--sandbox", "process", "--json", *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=cwd,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.splitlines()[-1])
+    for seat in result["seats"][1:]:
+        assert seat["faults"] == [], seat
+    return result
+
+
 def test_cannot_read_files_outside_its_folder(backend, tmp_path):
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -229,23 +250,9 @@ def test_process_sandbox_runs_bots_from_a_venv_and_sdk_under_tmp(tmp_path):
         "            raise RuntimeError(f'SDK {bigtwo.__file__} PREFIX {sys.prefix}')\n"
         "        return observation.legal_moves[0]\n"
     )
-    good = str(BOTS / "good.py")
-    env = {**os.environ, "PYTHONPATH": str(Path(arena.__file__).parents[1])}  # arena only
-    command = [str(python), "-m", "arena", "match", str(where), good, good, good]
-    proc = subprocess.run(
-        [*command, "--hands", "1", "--sandbox", "process", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    result = json.loads(proc.stdout.splitlines()[-1])
+    result = match_with(python, where, tmp_path)
     said = details(result["seats"][0])
     assert f"SDK {checkout}/bigtwo/__init__.py PREFIX {venv}" in said, said
-    for seat in result["seats"][1:]:
-        assert seat["faults"] == [], seat
 
 
 def test_process_sandbox_shows_a_servers_venv_only_what_the_interpreter_needs(tmp_path):
@@ -301,21 +308,7 @@ def test_process_sandbox_shows_a_servers_venv_only_what_the_interpreter_needs(tm
     bot.write_text(
         (BOTS / "prefix_prober.py.in").read_text().replace("@TARGETS@", json.dumps(targets))
     )
-    good = str(BOTS / "good.py")
-    env = {**os.environ, "PYTHONPATH": str(Path(arena.__file__).parents[1])}  # arena only
-    command = [str(python), "-m", "arena", "match", str(bot), good, good, good]
-    proc = subprocess.run(
-        [*command, "--hands", "1", "--sandbox", "process", "--max-strikes", "5", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    result = json.loads(proc.stdout.splitlines()[-1])
-    for seat in result["seats"][1:]:
-        assert seat["faults"] == [], seat
+    result = match_with(python, bot, tmp_path, "--max-strikes", "5")
     said = [f["detail"] for f in result["seats"][0]["faults"]]
     assert len(said) == 4 and "BREACH" not in " ".join(said), said
     assert f"DENIED: {len(targets)} of {len(targets)} probes" in said[0], said
