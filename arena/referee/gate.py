@@ -17,6 +17,23 @@ Every relayed connection that sends nothing within ``handshake_s`` is closed, an
 silent for ``idle_s`` (the referee's keepalive pings make an honest bot answer every 20 s).
 The private side is opened only once the client has spoken, so silent connections never
 reach gRPC.  Either side's end closes both.
+
+Streams: a gate follows the HTTP/2 frame headers its client sends (nothing else: a 9-byte
+header, then a payload skipped unread) and counts the streams the client opens (a HEADERS
+frame with a new stream id).  A bot plays over one ``Play`` stream; the connection that
+opens a second (``STREAMS_PER_LINK``) is cut before that frame reaches gRPC, so extra calls
+cost the referee no Python at all.  gRPC's own ``max_concurrent_streams`` (1) stands behind.
+
+Hello: each link's private side is bound to a unique abstract Unix address, which gRPC
+reports as the call's peer; the servicer finds the link with :func:`link_of` and tells it
+when a Hello was accepted (:meth:`Link.greeted`) and when the link is done — its seat's
+stream ended, or its Hello was refused (:meth:`Link.spent`: closed a moment later, once the
+status is through).  Under a :class:`RefereeServer`, a link with no accepted Hello
+``hello_s`` after it was accepted is closed: a client that speaks HTTP/2 but never says
+who it is cannot hold a place; when a TCP cap is full, such a link (after
+``EVICT_UNGREETED_S``) makes room for a newcomer as a silent one does.  The per-peer cap
+counts IPv6 peers by /64 (one host commonly holds a whole /64).  A client sending frames
+faster than ``FRAMES_PER_S`` (beyond a burst) is cut: following frames costs Python.
 """
 
 from __future__ import annotations
@@ -24,10 +41,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import ipaddress
 import logging
 import os
+import secrets
 import socket
 import struct
+import sys
 import time
 from pathlib import Path
 
@@ -45,6 +65,27 @@ TCP_TOTAL = 64
 """Concurrent TCP connections in all."""
 RESERVE_FDS = 16
 """Descriptors held back so that clean-up can run even when the table is full."""
+STREAMS_PER_LINK = 1
+"""Streams (calls) a connection may open in its life: a bot plays over one."""
+FRAMES_PER_S = 5000
+FRAME_BURST = 50_000
+"""HTTP/2 frames a client may send: a budget refilled at FRAMES_PER_S up to FRAME_BURST
+(an honest bot sends a few per move).  Following a frame costs the gate a microsecond of
+Python; a flood of empty frames would make that the referee's whole CPU."""
+HELLO_S = 30.0
+"""A link (under a referee) with no accepted Hello this long after it was accepted is closed
+(the servicer's own wait for a stream's Hello is as long)."""
+EVICT_UNGREETED_S = 1.0
+"""When a TCP cap is full, a link that spoke but has no accepted Hello after this long may
+be closed to make room (an honest client's Hello follows its connection at once)."""
+SPENT_S = 1.0
+"""How long a spent link stays open for the status of its last call to pass."""
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+HEADERS = 0x1  # HTTP/2 frame type
+
+_ABSTRACT = sys.platform.startswith("linux")
+_TAG = "arena-gate-"
+_links: dict[str, Link] = {}  # by the name of their private side's address
 
 _OUT_OF_DESCRIPTORS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
@@ -70,23 +111,57 @@ class DescriptorReserve:
     __del__ = release
 
 
+def link_of(peer: str) -> Link | None:
+    """The gate's link that carries a call, from the call's peer as gRPC reports it (the
+    abstract address the link's private side is bound to); None for any other peer."""
+    at = peer.find(_TAG)
+    return _links.get(peer[at:]) if at >= 0 else None
+
+
+def peer_key(address: str) -> str:
+    """What the per-peer cap counts: an IPv4 address (also when mapped into IPv6), or an
+    IPv6 address's /64."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
 class Link:
     """One relayed connection: the client's side (``down``) and the private side (``up``)."""
 
     __slots__ = (
+        "_allowance",
         "_connecting",
+        "_counted",
+        "_head",
+        "_hello_timer",
+        "_last_sid",
         "_loop",
+        "_preface",
+        "_skip",
+        "_stamp",
         "_starting",
         "_timer",
+        "born",
         "closed",
         "down",
+        "frames",
         "gate",
+        "greeted_at",
         "heard",
         "last_heard",
+        "name",
         "peer",
         "pending",
         "quiet_since",
         "spoke",
+        "streams",
         "up",
         "upstream",
     )
@@ -102,13 +177,30 @@ class Link:
         self.closed = False
         self.heard = 0  # chunks from the client (the idle sweep compares counts)
         self.last_heard = 0
-        self.quiet_since = time.monotonic()
+        self.born = self.quiet_since = time.monotonic()
         self._loop = asyncio.get_running_loop()
         self._timer: asyncio.TimerHandle | None = self._loop.call_later(
             gate.handshake_s, self._silent
         )
         self._connecting: asyncio.Task[None] | None = None
         self._starting: asyncio.Task[None] | None = None
+        # the client's HTTP/2 framing, followed (see scan)
+        self._preface = len(PREFACE)
+        self._head = bytearray()  # a frame header split between reads
+        self._skip = 0  # payload bytes of the current frame still to come
+        self._last_sid = 0
+        self.streams = 0  # opened by the client
+        self.frames = 0  # sent by the client
+        self._counted = 0  # of them, charged to the budget
+        self._allowance = float(FRAME_BURST)
+        self._stamp = self.born
+        # the servicer's word (see link_of): the name gRPC knows this link by, and when
+        # a Hello was accepted on it
+        self.name: str | None = None
+        self.greeted_at: float | None = None
+        self._hello_timer: asyncio.TimerHandle | None = None
+        if gate.hello_s is not None and _ABSTRACT:
+            self._hello_timer = self._loop.call_later(gate.hello_s, self._no_hello)
 
     def accept(self, conn: socket.socket) -> None:
         """Take over an accepted connection."""
@@ -126,6 +218,95 @@ class Link:
             self.gate.silent += 1
             self.close(abort=True)
 
+    def _no_hello(self) -> None:
+        self._hello_timer = None
+        if self.greeted_at is None:
+            self.gate.ungreeted += 1
+            self.close(abort=True)
+
+    def greeted(self) -> None:
+        """The servicer accepted a Hello on this link."""
+        self.greeted_at = time.monotonic()
+        if self._hello_timer is not None:
+            self._hello_timer.cancel()
+            self._hello_timer = None
+
+    def spent(self) -> None:
+        """The servicer is done with this link (its seat's stream ended, or its Hello was
+        refused): closed once its last status is through.  Until then a new stream would
+        be over STREAMS_PER_LINK and cut at once."""
+        if not self.closed:
+            self._loop.call_later(SPENT_S, self.close)
+
+    def received(self, data: bytes) -> None:
+        """Bytes from the client: relayed, up to a stream opened over the limit."""
+        self.heard += 1
+        cut = self.scan(data)
+        if cut >= 0:
+            data = data[:cut]
+        elif self.frames != self._counted and self._over_budget():
+            self.gate.flooded += 1
+            self.close(abort=True)
+            return
+        if data:
+            if self.up is not None:
+                self.up.write(data)
+            elif not self.spoke:
+                self.first_bytes(data)
+            else:
+                self.pending += data
+        if cut >= 0:
+            self.gate.overrun += 1
+            self.close(abort=True)
+
+    def _over_budget(self) -> bool:
+        now = time.monotonic()
+        allowance = self._allowance + (now - self._stamp) * FRAMES_PER_S
+        self._allowance = min(float(FRAME_BURST), allowance) - (self.frames - self._counted)
+        self._stamp, self._counted = now, self.frames
+        return self._allowance < 0
+
+    def scan(self, data: bytes) -> int:
+        """Follow the client's HTTP/2 frames through ``data``: the offset in it of the
+        HEADERS frame that opens a stream over STREAMS_PER_LINK (0 if that frame began in
+        an earlier read), or -1.  Only frame headers are read; payloads are skipped."""
+        i, n = 0, len(data)
+        if self._preface:
+            i = min(self._preface, n)
+            self._preface -= i
+        head = self._head
+        unpack = _U32.unpack_from
+        while i < n:
+            if self._skip:
+                k = min(self._skip, n - i)
+                self._skip -= k
+                i += k
+                continue
+            if head or n - i < 9:
+                start = i - len(head)
+                k = min(9 - len(head), n - i)
+                head += data[i : i + k]
+                i += k
+                if len(head) < 9:
+                    break
+                frame, at = bytes(head), 0
+                head.clear()
+            else:
+                frame, at, start = data, i, i
+                i += 9
+            (word,) = unpack(frame, at)
+            self.frames += 1
+            self._skip = word >> 8
+            if word & 0xFF == HEADERS:
+                (sid,) = unpack(frame, at + 5)
+                sid &= 0x7FFFFFFF
+                if sid > self._last_sid:  # a new stream (a lower id: gRPC's error)
+                    self._last_sid = sid
+                    self.streams += 1
+                    if self.streams > STREAMS_PER_LINK:
+                        return max(start, 0)
+        return -1
+
     def first_bytes(self, data: bytes) -> None:
         self.spoke = True
         if self._timer is not None:
@@ -137,11 +318,39 @@ class Link:
         self._connecting = asyncio.ensure_future(self._open_up())
 
     async def _open_up(self) -> None:
+        if self.closed:
+            return
         try:
-            await self._loop.create_unix_connection(lambda: _Up(self), self.upstream)
-        except OSError as exc:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        except OSError as exc:  # out of descriptors
             log.warning("gate: cannot reach the referee at %s: %s", self.upstream, exc)
             self.close(abort=True)
+            return
+        try:
+            sock.setblocking(False)
+            if _ABSTRACT:  # the name gRPC will report as the peer of this link's calls
+                name = _TAG + secrets.token_hex(12)
+                try:
+                    sock.bind("\0" + name)
+                    self.name = name
+                    _links[name] = self
+                except OSError as exc:  # unnamed: no Hello can be seen, none is awaited
+                    log.warning("gate: cannot name a link (%s): no Hello deadline", exc)
+                    if self._hello_timer is not None:
+                        self._hello_timer.cancel()
+                        self._hello_timer = None
+            await self._loop.sock_connect(sock, self.upstream)
+            if self.closed:
+                sock.close()
+                return
+            await self._loop.create_unix_connection(lambda: _Up(self), sock=sock)
+        except OSError as exc:
+            sock.close()
+            log.warning("gate: cannot reach the referee at %s: %s", self.upstream, exc)
+            self.close(abort=True)
+        except BaseException:
+            sock.close()
+            raise
 
     def up_made(self, transport: asyncio.Transport) -> None:
         if self.closed:
@@ -160,9 +369,12 @@ class Link:
         if self.closed:
             return
         self.closed = True
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        for timer in (self._timer, self._hello_timer):
+            if timer is not None:
+                timer.cancel()
+        self._timer = self._hello_timer = None
+        if self.name is not None:
+            _links.pop(self.name, None)
         for t in (self.down, self.up):
             if t is not None and abort:
                 t.abort()
@@ -192,15 +404,7 @@ class _Down(asyncio.Protocol):
             transport.abort()
 
     def data_received(self, data: bytes) -> None:
-        link = self.link
-        link.heard += 1
-        up = link.up
-        if up is not None:
-            up.write(data)
-        elif not link.spoke:
-            link.first_bytes(data)
-        else:
-            link.pending += data
+        self.link.received(data)
 
     def eof_received(self) -> bool:
         self.link.close()
@@ -253,16 +457,22 @@ class _Up(asyncio.Protocol):
 class _Gate:
     """A listening socket whose connections are relayed to ``upstream`` (a Unix path)."""
 
-    def __init__(self, sock: socket.socket, upstream: str, handshake_s: float) -> None:
+    def __init__(
+        self, sock: socket.socket, upstream: str, handshake_s: float, hello_s: float | None
+    ) -> None:
         self.sock: socket.socket | None = sock
         self.upstream = upstream
         self.handshake_s = handshake_s
+        self.hello_s = hello_s  # None: no servicer tells us of Hellos (a bare gate)
         self.idle_s = IDLE_S
         self.links: dict[Link, None] = {}  # oldest first
         self.accepted = 0
         self.refused = 0  # accepted and closed at once (over a cap)
         self.evicted = 0  # closed to make room for a newcomer
         self.silent = 0  # closed by the handshake timeout
+        self.ungreeted = 0  # closed for want of an accepted Hello within hello_s
+        self.overrun = 0  # cut for opening a stream over STREAMS_PER_LINK
+        self.flooded = 0  # cut for sending frames over the budget (FRAMES_PER_S)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sweeper: asyncio.TimerHandle | None = None
 
@@ -329,7 +539,13 @@ class _Gate:
 class SeatGate(_Gate):
     """One seat's socket: exactly one connection is ever accepted."""
 
-    def __init__(self, path: Path, upstream: str, handshake_s: float = HANDSHAKE_S) -> None:
+    def __init__(
+        self,
+        path: Path,
+        upstream: str,
+        handshake_s: float = HANDSHAKE_S,
+        hello_s: float | None = None,
+    ) -> None:
         self.path = path
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
@@ -342,7 +558,7 @@ class SeatGate(_Gate):
         except BaseException:
             sock.close()
             raise
-        super().__init__(sock, upstream, handshake_s)
+        super().__init__(sock, upstream, handshake_s, hello_s)
 
     def _readable(self) -> None:
         if self.sock is None:
@@ -377,6 +593,7 @@ class TcpGate(_Gate):
         per_peer: int = PER_PEER,
         total: int = TCP_TOTAL,
         handshake_s: float = HANDSHAKE_S,
+        hello_s: float | None = None,
     ) -> None:
         family, kind, proto, _, addr = socket.getaddrinfo(
             host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
@@ -395,7 +612,7 @@ class TcpGate(_Gate):
         self.total = total
         self.by_peer: dict[str, int] = {}
         self._reserve = DescriptorReserve(1)
-        super().__init__(sock, upstream, handshake_s)
+        super().__init__(sock, upstream, handshake_s, hello_s)
 
     def _readable(self) -> None:
         for _ in range(64):  # a bounded batch, then let the match loop run
@@ -409,7 +626,7 @@ class TcpGate(_Gate):
                 if exc.errno in _OUT_OF_DESCRIPTORS:
                     self._shed()
                 return
-            self._admit(conn, str(addr[0]))
+            self._admit(conn, peer_key(str(addr[0])))
 
     def _shed(self) -> None:
         """No descriptor to accept with: spend the reserved one to take the waiting
@@ -439,13 +656,28 @@ class TcpGate(_Gate):
         self._relay(conn, peer)
 
     def _evict(self, peer: str | None) -> bool:
-        """Close the oldest connection (of ``peer``, or of anyone) that has not spoken."""
-        for link in self.links:
-            if not link.spoke and (peer is None or link.peer == peer):
-                self.evicted += 1
-                link.close(abort=True)
-                return True
-        return False
+        """Close the oldest connection (of ``peer``, or of anyone) that has not spoken;
+        else, when Hellos are awaited, the oldest with none accepted after
+        EVICT_UNGREETED_S."""
+        mine = [link for link in self.links if peer is None or link.peer == peer]
+        victim = next((link for link in mine if not link.spoke), None)
+        if victim is None and self.hello_s is not None and _ABSTRACT:
+            now = time.monotonic()
+            victim = next(
+                (
+                    link
+                    for link in mine
+                    if link.greeted_at is None
+                    and link.name is not None
+                    and now - link.born >= EVICT_UNGREETED_S
+                ),
+                None,
+            )
+        if victim is None:
+            return False
+        self.evicted += 1
+        victim.close(abort=True)
+        return True
 
     def forget(self, link: Link) -> None:
         if link in self.links:
@@ -459,6 +691,9 @@ class TcpGate(_Gate):
     def close(self) -> None:
         super().close()
         self._reserve.release()
+
+
+_U32 = struct.Struct(">I")
 
 
 def _refuse(conn: socket.socket) -> None:

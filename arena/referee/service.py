@@ -10,6 +10,12 @@ sandbox can see (:meth:`RefereeServer.listen_private`); bots reach it through ga
 connection per seat socket (:meth:`RefereeServer.listen_seat`), capped TCP for remote
 seats — so no bot can spend the referee's descriptors.  gRPC's own handshake timeout,
 idle-connection limit and connection quota stand behind them.
+
+Behind gates, a connection carries one call: a gate cuts a connection that opens a second
+stream, and gRPC allows one at a time (``grpc.max_concurrent_streams``).  Each call tells
+the gate's link that carries it (:func:`.gate.link_of`, by the call's peer) whether its
+Hello was accepted — a link without one is closed after ``HELLO_S`` — and when it is done:
+a refused Hello, or the end of the seat's stream, closes the link.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import grpc
 
 from bigtwo.v1 import referee_pb2_grpc as pb_grpc
 
-from .gate import DescriptorReserve, SeatGate, TcpGate, _Gate
+from .gate import HELLO_S, STREAMS_PER_LINK, DescriptorReserve, SeatGate, TcpGate, _Gate, link_of
 from .session import MatchSession, Seat
 
 log = logging.getLogger("arena.referee")
@@ -66,9 +72,19 @@ class RefereeService(pb_grpc.RefereeServicer):
         self.sessions: dict[str, MatchSession] = {}
 
     async def Play(self, request_iterator, context):
-        session, seat = await self._hello(context)
+        link = link_of(context.peer())  # None unless the call came through a gate
+        try:
+            session, seat = await self._hello(context)
+        except BaseException:  # refused (context.abort raises), or cancelled
+            if link is not None:
+                link.spent()
+            raise
         if session is None or seat is None:
+            if link is not None:
+                link.spent()
             return
+        if link is not None:
+            link.greeted()
         reader = asyncio.create_task(self._read(session, seat, context))
         try:
             # the session writes to this stream itself; the handler only keeps it open
@@ -80,12 +96,16 @@ class RefereeService(pb_grpc.RefereeServicer):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await reader
             session.detach(seat, "the stream closed")
+            if link is not None:
+                link.spent()  # no second stream on this connection, ever
 
     async def _hello(self, context) -> tuple[MatchSession | None, Seat | None]:
         try:
-            first = await asyncio.wait_for(context.read(), 30)
+            first = await asyncio.wait_for(context.read(), HELLO_S)
         except TimeoutError:
-            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "no Hello within 30 s")
+            await context.abort(
+                grpc.StatusCode.DEADLINE_EXCEEDED, f"no Hello within {HELLO_S:.0f} s"
+            )
             return None, None
         if first is grpc.aio.EOF:
             return None, None
@@ -132,26 +152,44 @@ class RefereeServer:
     """A grpc.aio server on a Unix socket (and/or TCP) hosting match sessions.
 
     With :meth:`listen_private` first, seats get gates (:meth:`listen_seat`, and
-    :meth:`listen_tcp` becomes a capped gate); without, the server listens directly."""
+    :meth:`listen_tcp` becomes a capped gate) and each connection carries one stream;
+    without, the server listens directly, with up to ``max_streams`` concurrent streams
+    per connection (in-process clients of one address share a connection)."""
 
     def __init__(self, max_streams: int = 64) -> None:
         self.service = RefereeService()
-        self.server = grpc.aio.server(options=server_options(max_streams))
-        pb_grpc.add_RefereeServicer_to_server(self.service, self.server)
+        self.max_streams = max_streams
+        self._server: grpc.aio.Server | None = None
         self.addresses: list[str] = []
         self.private: Path | None = None
         self.gates: list[_Gate] = []
         self.started = False
         self.reserve = DescriptorReserve()
 
+    @property
+    def server(self) -> grpc.aio.Server:
+        """The gRPC server, made at the first listen: its streams per connection depend on
+        whether gates stand in front (:meth:`listen_private` first)."""
+        if self._server is None:
+            gated = self.private is not None
+            streams = STREAMS_PER_LINK if gated else self.max_streams
+            self._server = grpc.aio.server(options=server_options(streams))
+            pb_grpc.add_RefereeServicer_to_server(self.service, self._server)
+        return self._server
+
     def listen_private(self, folder: Path) -> str:
         """Listen on ``folder``/referee.sock, creating ``folder`` (mode 0700) — a folder no
         sandbox mounts: the gates relay to it."""
+        if self._server is not None:
+            raise RuntimeError("listen_private must come before any other listen")
         folder.mkdir(mode=0o700)
         path = socket_path(folder)
-        address = self.listen_unix(path)
         self.private = path
-        return address
+        try:
+            return self.listen_unix(path)
+        except BaseException:
+            self.private = None
+            raise
 
     def listen_seat(self, folder: Path) -> str:
         """A seat's socket, ``folder``/referee.sock (``folder`` created mode 0755, the socket
@@ -159,7 +197,7 @@ class RefereeServer:
         if self.private is None:
             raise RuntimeError("listen_private first: seat gates relay to it")
         folder.mkdir(mode=0o755, exist_ok=True)
-        gate = SeatGate(socket_path(folder), str(self.private))
+        gate = SeatGate(socket_path(folder), str(self.private), hello_s=HELLO_S)
         self._add_gate(gate)
         return f"unix://{gate.path}"
 
@@ -183,7 +221,7 @@ class RefereeServer:
             raise OSError(f"--listen {host_port!r}: expected HOST:PORT, e.g. 127.0.0.1:50051")
         if self.private is not None:
             try:
-                gate = TcpGate(host, int(port_text), str(self.private))
+                gate = TcpGate(host, int(port_text), str(self.private), hello_s=HELLO_S)
             except OSError as exc:
                 raise OSError(f"cannot listen on {host_port}: {exc}") from None
             self._add_gate(gate)
