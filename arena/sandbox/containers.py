@@ -232,15 +232,17 @@ def match_alive(folder: Path) -> bool:
 def remove_leftovers(client: Any) -> list[str]:
     """Remove the containers the arena labelled whose match is no longer running."""
     removed = []
-    for c in client.containers.list(all=True, filters={"label": f"{LABEL}.managed=1"}):
+    # the engine's one listing call (the SDK's list() inspects each container after it, and
+    # fails when a match ending meanwhile removes one)
+    for c in client.api.containers(all=True, filters={"label": f"{LABEL}.managed=1"}):
         mounts = [
             m.get("Source", "")
-            for m in c.attrs.get("Mounts", [])
+            for m in c.get("Mounts") or []
             if m.get("Destination") == SOCKET_IN_CONTAINER
         ]
         if mounts and match_alive(Path(mounts[0]).parent):
             continue
         with contextlib.suppress(Exception):
-            c.remove(force=True)
-            removed.append(c.name)
+            client.api.remove_container(c["Id"], force=True)
+            removed.append(((c.get("Names") or [c["Id"][:12]])[0]).lstrip("/"))
     return removed
