@@ -77,10 +77,11 @@ def short_tmp():
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def test_a_socket_flood_under_1024_descriptors(backend, tmp_path, short_tmp):
-    bot = BOTS / "socket_flood.py"
+def hostile_match(bot: Path, backend: str, tmp_path: Path, tmp: Path) -> dict:
+    """``arena match`` of ``bot`` against three good bots (a subprocess with its own
+    temporary folder ``tmp``); the result, after checking that the match ended, the good
+    seats saw nothing and the record replays."""
     record = tmp_path / "m.jsonl"
-    tmp = short_tmp
     args = ["--sandbox", backend, "--move-ms", "8000", "--record", str(record)]
     proc = subprocess.run(
         arena_match(tmp, *args, str(bot), str(GOOD), str(GOOD), str(GOOD)),
@@ -94,6 +95,13 @@ def test_a_socket_flood_under_1024_descriptors(backend, tmp_path, short_tmp):
     for seat in result["seats"][1:]:
         assert seat["faults"] == [] and not seat["forfeit"], seat
     assert replay(record).complete
+    return result
+
+
+def test_a_socket_flood_under_1024_descriptors(backend, tmp_path, short_tmp):
+    bot = BOTS / "socket_flood.py"
+    tmp = short_tmp
+    result = hostile_match(bot, backend, tmp_path, tmp)
     # the probe ran, tried thousands of connections, and every one was refused
     faults = result["seats"][0]["faults"]
     assert len(faults) == 1, faults
@@ -128,20 +136,7 @@ def test_a_bot_opening_calls_over_its_connection_is_cut(backend, tmp_path, short
     the gate cuts the connection at the first extra stream, before it reaches gRPC; the
     match finishes and the other seats see nothing."""
     bot = BOTS / "stream_opener.py"
-    record = tmp_path / "m.jsonl"
-    args = ["--sandbox", backend, "--move-ms", "8000", "--record", str(record)]
-    proc = subprocess.run(
-        arena_match(short_tmp, *args, str(bot), str(GOOD), str(GOOD), str(GOOD)),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(proc.stdout)
-    assert result["match_over"] and result["sandbox"] == backend
-    for seat in result["seats"][1:]:
-        assert seat["faults"] == [] and not seat["forfeit"], seat
-    assert replay(record).complete
+    result = hostile_match(bot, backend, tmp_path, short_tmp)
     bad = result["seats"][0]
     assert bad["forfeit"]
     got = _stream_report(" | ".join(f["detail"] for f in bad["faults"]))
