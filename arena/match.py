@@ -145,7 +145,7 @@ async def run_match(
     names = unique_names(bots)
     workdir = tempfile.mkdtemp(prefix="arena-")
     writer = RecordWriter(record_path) if record_path else None
-    server = RefereeServer(max_streams=4 * len(bots) * len(plan) + 4)
+    server = RefereeServer()  # gated (listen_private below): one stream per seat link
     handles: list[list[BotHandle]] = [[] for _ in plan]
     watchers: list[asyncio.Task] = []
     stopping: list[asyncio.Task] = []

@@ -55,6 +55,10 @@ def docker_client(timeout: int = 30) -> Any:
         return None
 
 
+_CGROUP_DRIVERS: dict[str | None, str | None] = {}
+"""Each engine's cgroup driver (by the client's address): ``docker info`` is a slow call."""
+
+
 def _cpu_parent(client: Any) -> str | None:
     """Where each container's control group goes, for the CPU scheduler's sake.  By default
     the engine puts every container under one ``/docker`` group that weighs, against the
@@ -63,11 +67,13 @@ def _cpu_parent(client: Any) -> str | None:
     three busy processes elsewhere turned 2-8 of 45 honest 250 ms moves into timeouts at
     1 s).  Directly under the root, each container weighs like one process, whatever it
     runs.  Only with the ``cgroupfs`` driver (the ``systemd`` driver needs a slice)."""
-    try:
-        driver = client.info().get("CgroupDriver")
-    except Exception:
-        return None
-    return "/" if driver == "cgroupfs" else None
+    url = getattr(getattr(client, "api", None), "base_url", None)
+    if url not in _CGROUP_DRIVERS:  # asked once per engine, not at every match
+        try:
+            _CGROUP_DRIVERS[url] = client.info().get("CgroupDriver")
+        except Exception:
+            return None
+    return "/" if _CGROUP_DRIVERS[url] == "cgroupfs" else None
 
 
 async def in_own_thread(fn: Callable[[], Any]) -> Any:

@@ -192,10 +192,10 @@ def bwrap_path() -> str | None:
     )
 
 
-@functools.lru_cache(maxsize=1)
-@functools.cache  # a probe process; what this machine can do does not change while we run
+@functools.lru_cache(maxsize=1)  # a probe process; the machine does not change while we run
 def confinement_problem() -> str | None:
-    """Why bubblewrap cannot confine bots here (then bots run with rlimits only), or None."""
+    """Why bubblewrap cannot confine bots here (then only the arena's own sample bots run,
+    with rlimits only), or None."""
     if sys.platform != "linux":
         return "not Linux: bubblewrap needs Linux namespaces"
     bwrap = bwrap_path()
@@ -248,8 +248,8 @@ def isolation_note() -> str | None:
     problem = confinement_problem()
     if problem:
         return (
-            f"process sandbox: {problem}: NO confinement, rlimits only — bots can read "
-            "your files, use the network and see your processes (use --sandbox docker)"
+            f"process sandbox: {problem}: NO confinement — only the arena's own sample "
+            "bots run (rlimits only), any other bot is refused (use --sandbox docker)"
         )
     weaker = []
     if not _libseccomp():
@@ -616,7 +616,6 @@ class ProcessSandbox(Sandbox):
             "cpus": cpus,
         }
         self.problem = confinement_problem()
-        self.note = isolation_note()
         controllers = _controllers() if not self.problem else set()
         self.limits_dict = {
             **self.limits,
