@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import secrets
 import shutil
 import tempfile
@@ -109,6 +110,64 @@ def merge_segments(
         "seats": seats,
         "segments": len(segments),
     }
+
+
+def split_match(summary: dict[str, Any], sizes: list[int]) -> list[dict[str, Any]]:
+    """The results of several matches played as one (see ``run_match``'s ``segments``: the
+    ladder plays a batch of matches of one table so that each set of bot instances plays
+    one rotation of all their deals): ``sizes[j]`` hands each, in deal-list order.
+
+    Each result has its own hands (numbered from 0), totals, places and forfeited hands; a
+    seat's faults go with the hand they happened in — one outside any hand (before the
+    first, between segments) goes with the batch's first match, and a forfeit that cost
+    no hand (the bot left after its last one) with the last.  ``batch`` says which."""
+    if sum(sizes) != len(summary["hands"]) or any(n <= 0 for n in sizes):
+        raise ValueError(f"{len(summary['hands'])} hands cannot be split as {sizes}")
+    bounds = [sum(sizes[:j]) for j in range(len(sizes) + 1)]
+    out = []
+    for j, (lo, hi) in enumerate(itertools.pairwise(bounds)):
+        hands = [{**h, "hand": h["hand"] - lo} for h in summary["hands"][lo:hi]]
+        running = [0] * len(summary["seats"])
+        for hand in hands:
+            running = [a + b for a, b in zip(running, hand["scores"], strict=True)]
+            hand["cumulative"] = list(running)
+        seats = []
+        for i, seat in enumerate(summary["seats"]):
+            lost = [h - lo for h in seat.get("forfeit_hands", []) if lo <= h < hi]
+            faults = [
+                {**f, "hand": f["hand"] - lo if f.get("hand") is not None else None}
+                for f in seat["faults"]
+                if (f.get("hand") is None and j == 0)
+                or (f.get("hand") is not None and lo <= f["hand"] < hi)
+            ]
+            left_after = seat["forfeit"] and not seat.get("forfeit_hands") and j == len(sizes) - 1
+            seats.append(
+                {
+                    **seat,
+                    "score": running[i],
+                    "penalty_points": sum(h["penalties"][i] for h in hands),
+                    "forfeit": bool(lost) or bool(left_after),
+                    "forfeit_hand": lost[0] if lost else (len(hands) if left_after else None),
+                    "forfeit_hands": lost,
+                    "strikes": sum(1 for f in faults if f.get("strike")),
+                    "faults": faults,
+                }
+            )
+        for seat in seats:
+            seat["place"] = 1 + sum(1 for o in seats if o["score"] > seat["score"])
+        rules = dict(summary["rules"])
+        if rules.get("match_end") == "hands":
+            rules["match_end_value"] = len(hands)
+        out.append(
+            {
+                **summary,
+                "rules": rules,
+                "hands": hands,
+                "seats": seats,
+                "batch": {"id": summary["match_id"], "index": j, "matches": len(sizes)},
+            }
+        )
+    return out
 
 
 async def run_match(

@@ -18,9 +18,16 @@
    0%, 10%, 25% or 50% of the time (stronger the less they do).
 
     python bench/ladder.py [--pool 800] [--resamples 200] [--matches 8] [--fields sample,close]
-                             [--json]
+                             [--sandboxes process,docker]
+                             [--baseline-python PY [--repeat 3]] [--json]
 
-Target (issue 5): duplicate deals need at most half as many matches.
+With ``--baseline-python``, throughput is measured alternately with this checkout and with
+the ``arena`` that interpreter imports (another version in its own venv), ``--repeat``
+times each, and the ratio of the medians printed: the machine is shared, so only a ratio
+taken in one run means much.
+
+Targets: duplicate deals need at most half as many matches (issue 5); throughput with a
+fresh bot instance per rotation within 25% of the version before it (issue 8).
 """
 
 from __future__ import annotations
@@ -182,15 +189,16 @@ def wrong_separations(
     return {"separated_pairs": separated, "wrong_order": wrong, "sizes": sizes}
 
 
-def throughput(sandbox: str, matches: int) -> float:
-    """Matches per minute of `arena ladder run` (start-up included)."""
+def throughput(sandbox: str, matches: int, python: str = sys.executable) -> float:
+    """Matches per minute of `arena ladder run` (start-up included), with the ``arena`` that
+    ``python`` imports (run from outside this checkout, so that its own is found)."""
     import subprocess
 
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         proc = subprocess.run(
             [
-                sys.executable,
+                python,
                 "-m",
                 "arena",
                 "ladder",
@@ -208,10 +216,30 @@ def throughput(sandbox: str, matches: int) -> float:
             capture_output=True,
             text=True,
             timeout=3600,
+            cwd=tmp,
         )
         if proc.returncode != 0:
             raise SystemExit(f"ladder run failed: {proc.stderr.strip()[-300:]}")
         return matches / ((time.perf_counter() - start) / 60)
+
+
+def against_baseline(sandbox: str, matches: int, baseline: str, repeat: int) -> dict:
+    """Throughput of this checkout and of the baseline's, run alternately; medians and
+    their ratio."""
+    import statistics
+
+    runs: dict[str, list[float]] = {"this": [], "baseline": []}
+    for _ in range(max(1, repeat)):
+        for which, python in (("baseline", baseline), ("this", sys.executable)):
+            runs[which].append(round(throughput(sandbox, matches, python), 1))
+            print(f"{sandbox} {which}: {runs[which][-1]} matches/minute", file=sys.stderr)
+    this, base = statistics.median(runs["this"]), statistics.median(runs["baseline"])
+    print(
+        f"{sandbox}: {this} matches/minute against {base} (median of {repeat}): {this / base:.2f}x",
+        file=sys.stderr,
+        flush=True,
+    )
+    return {"this": this, "baseline": base, "ratio": round(this / base, 3), "runs": runs}
 
 
 def main() -> int:
@@ -231,6 +259,14 @@ def main() -> int:
     parser.add_argument(
         "--matches", type=int, default=8, help="matches per throughput run (0: skip it)"
     )
+    parser.add_argument(
+        "--baseline-python",
+        help="an interpreter whose `arena` is the version to compare with (its own venv)",
+    )
+    parser.add_argument(
+        "--sandboxes", help="which sandboxes to time, comma-separated (default: all available)"
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="alternate runs per version")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     fields = [f for f in args.fields.split(",") if f]
@@ -251,7 +287,18 @@ def main() -> int:
             backends.append("docker")
         except Exception:
             pass
+    if args.sandboxes:
+        wanted = [b for b in args.sandboxes.split(",") if b]
+        if missing := [b for b in wanted if b not in backends]:
+            parser.error(f"--sandboxes: {', '.join(missing)} not available here ({backends})")
+        backends = wanted
     for backend in backends if args.matches else []:
+        if args.baseline_python:
+            out.setdefault("against_baseline", {})[backend] = against_baseline(
+                backend, args.matches, args.baseline_python, args.repeat
+            )
+            out["matches_per_minute"][backend] = out["against_baseline"][backend]["this"]
+            continue
         out["matches_per_minute"][backend] = round(throughput(backend, args.matches), 1)
         print(
             f"{backend}: {out['matches_per_minute'][backend]} matches/minute "

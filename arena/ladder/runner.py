@@ -6,8 +6,10 @@ there are few, a balanced sample when C(n, 4) is large) gets ``rounds`` matches,
 every seat rotation.  A match has a key; planning again adds only the keys that are missing,
 so new or updated bots join a running ladder and get matches against the field.
 
-Running takes the pending matches, plays up to ``jobs`` at once (each with its own referee
-and sandboxes), and writes each finished match in one transaction.  A match left
+Running takes the pending matches in batches of one table (``batches``: up to ``BATCH``
+matches with the same seats, played as one by bot instances that each play one rotation of
+all their deals), plays up to ``jobs`` batches at once (each with its own referee and
+sandboxes), and writes each finished match in its own transaction.  A match left
 ``running`` by a killed run is played again from scratch.
 """
 
@@ -35,7 +37,7 @@ from sqlalchemy.orm import Session
 from bigtwo import RuleSet
 
 from ..bots import resolve
-from ..match import by_rotation, failed_to_start, run_match
+from ..match import by_rotation, failed_to_start, run_match, split_match
 from ..referee.session import TimeControl
 from .duplicate import block_rankings, rotated_deals
 from .ratings import Fit, fit_plackett_luce
@@ -50,6 +52,10 @@ from .store import (
 )
 
 MAX_ALL_GROUPS = 70  # C(8, 4): beyond, a balanced sample
+BATCH = 4
+"""Matches of one table played as one batch (``play_batch``): with fresh instances for each
+rotation, an instance then plays as many hands as one instance played a whole match when
+instances were kept for the match (4 deals × 4 rotations)."""
 
 
 def groups_for(ids: list[int], seats: int = 4, rng: random.Random | None = None) -> list[list[int]]:
@@ -164,27 +170,70 @@ def _job(engine: Engine, ladder_id: int, match_id: int) -> dict[str, Any]:
 async def play_job(job: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Play a match from its job data; returns the summary and the moves.  Runs wherever
     the match runs (here, or in a Ray worker with its own Docker engine)."""
-    specs = [dataclasses.replace(resolve(spec), name=label) for spec, label in job["bots"]]
-    rules = RuleSet.from_dict(job["rules"])
+    return (await play_batch([job]))[0]
+
+
+async def play_batch(
+    jobs: list[dict[str, Any]],
+) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Play matches of one table (the same bots in the same seats) as one: every rotation
+    by fresh bot instances that play that rotation of every deal of every match, so none
+    sees a deal twice and a bot starts once per rotation of the batch, not of each match
+    (a start costs more CPU than the hands it plays; see ``batches``).  Returns each
+    match's summary and moves, as if played alone."""
+    first = jobs[0]
+    if any(j["bots"] != first["bots"] or j["rules"] != first["rules"] for j in jobs):
+        raise ValueError("a batch holds matches of one table only")
+    specs = [dataclasses.replace(resolve(spec), name=label) for spec, label in first["bots"]]
+    rules = RuleSet.from_dict(first["rules"])
+    deals = [d for j in jobs for d in j["deals"]]
+    sizes = [len(j["deals"]) for j in jobs]
     with tempfile.TemporaryDirectory(prefix="ladder-") as tmp:
         record = Path(tmp) / "match.jsonl"
         summary = await run_match(
             specs,
             rules,
-            job["seed"],
-            TimeControl(**job["time_control"]),
-            job["sandbox"],
+            first["seed"],
+            TimeControl(**first["time_control"]),
+            first["sandbox"],
             record,
-            deals=job["deals"],
+            deals=deals,
             # every rotation by fresh bot instances: none sees a deal twice
-            segments=by_rotation(len(job["deals"]), job.get("rotations", 1)),
+            segments=by_rotation(len(deals), first.get("rotations", 1)),
         )
         moves = [
             e
             for e in (json.loads(line) for line in record.read_text().splitlines())
             if e["type"] == "turn"
         ]
-    return summary, moves
+    if len(jobs) == 1:
+        return [(summary, moves)]
+    out = []
+    lo = 0
+    for job, part in zip(jobs, split_match(summary, sizes), strict=True):
+        hi = lo + len(job["deals"])
+        mine = [{**m, "hand": m["hand"] - lo} for m in moves if lo <= m["hand"] < hi]
+        out.append(({**part, "seed": job["seed"]}, mine))
+        lo = hi
+    return out
+
+
+def batches(pending: list[int], tables: dict[int, list[int]], jobs: int) -> list[list[int]]:
+    """Pending matches in batches of one table (``tables``: match → its seats), in order,
+    each at most ``BATCH`` matches and no more than an even share of the work among
+    ``jobs`` (a batch is played by one job: fewer, larger batches would leave jobs idle)."""
+    size = max(1, min(BATCH, -(-len(pending) // max(1, jobs))))
+    open_: dict[tuple[int, ...], list[int]] = {}
+    out: list[list[int]] = []
+    for mid in pending:
+        table = tuple(tables[mid])
+        group = open_.setdefault(table, [])
+        if not group:
+            out.append(group)
+        group.append(mid)
+        if len(group) == size:
+            open_[table] = []
+    return out
 
 
 def _save(
@@ -214,9 +263,9 @@ def _unplay(engine: Engine, match_id: int) -> None:
             match.started = None
 
 
-def _ray_play(job: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The Ray task: one match in the worker's own event loop."""
-    return asyncio.run(play_job(job))
+def _ray_play(jobs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """The Ray task: one batch of matches in the worker's own event loop."""
+    return asyncio.run(play_batch(jobs))
 
 
 async def run_pending(
@@ -237,13 +286,15 @@ async def run_pending(
             select(Match).where(Match.ladder_id == ladder.id, Match.status == "running")
         ):
             m.status = "pending"  # interrupted last time: replay from scratch
-        pending = list(
-            session.scalars(
-                select(Match.id)
+        tables = {
+            mid: list(seats)
+            for mid, seats in session.execute(
+                select(Match.id, Match.seats)
                 .where(Match.ladder_id == ladder.id, Match.status == "pending")
                 .order_by(Match.id)
             )
-        )
+        }
+        pending = list(tables)
         ladder_id = ladder.id
         rotations = ladder.settings["rotations"]
     total = len(pending)
@@ -251,28 +302,30 @@ async def run_pending(
     gate = asyncio.Semaphore(max(1, jobs))
     remote = _ray_remote(ray_address) if executor == "ray" else None
 
-    async def one(mid: int) -> None:
+    async def one(batch: list[int]) -> None:
         nonlocal done
         async with gate:
-            job = _job(engine, ladder_id, mid)
+            jobs_data = [_job(engine, ladder_id, mid) for mid in batch]
             if remote is None:
-                summary, moves = await play_job(job)
-            else:  # the same job on a Ray worker; results come back to this one writer
-                summary, moves = await remote.remote(job)
-        failed = failed_to_start(summary)
+                results = await play_batch(jobs_data)
+            else:  # the same batch on a Ray worker; results come back to this one writer
+                results = await remote.remote(jobs_data)
+        failed = failed_to_start(results[0][0])
         if failed:  # its author's error, not a result: nothing is rated, the ladder stops
-            _unplay(engine, mid)
+            for mid in batch:
+                _unplay(engine, mid)
             seat, detail = failed[0]
             raise BotCannotStart(
                 f"bot '{seat['bot']}' cannot start, so the ladder stopped and rated nothing "
                 f"of its match: {detail}"
             )
-        _save(engine, mid, rotations, summary, moves)
-        done += 1
-        if on_done:
-            on_done(done, total, summary)
+        for mid, (summary, moves) in zip(batch, results, strict=True):
+            _save(engine, mid, rotations, summary, moves)
+            done += 1
+            if on_done:
+                on_done(done, total, summary)
 
-    tasks = [asyncio.create_task(one(mid)) for mid in pending]
+    tasks = [asyncio.create_task(one(b)) for b in batches(pending, tables, jobs)]
     try:
         await asyncio.gather(*tasks)
     finally:

@@ -75,9 +75,16 @@ class Fault:
     hand: int | None
     turn: int | None
     detail: str
+    strike: bool = False  # it counted towards max_strikes (the bot was not gone for good)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "hand": self.hand, "turn": self.turn, "detail": self.detail}
+        return {
+            "kind": self.kind,
+            "hand": self.hand,
+            "turn": self.turn,
+            "detail": self.detail,
+            "strike": self.strike,
+        }
 
 
 class Seat:
@@ -304,9 +311,10 @@ class MatchSession:
         turn = self.turn_id or None
         # a detail may quote the bot (its stderr tail, its exception's message): made
         # harmless here, once, for every place it goes (results, record, terminal)
-        fault = Fault(kind, seat.index, hand, turn, printable(detail, 500))
+        strike = not (gone or kind == "disconnect")
+        fault = Fault(kind, seat.index, hand, turn, printable(detail, 500), strike)
         seat.faults.append(fault)
-        if gone or kind == "disconnect":
+        if not strike:
             seat.gone = True
             seat.forfeited = True
         else:

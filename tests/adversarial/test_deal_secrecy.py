@@ -166,3 +166,32 @@ def test_side_channels_between_live_instances_are_denied(backend, tmp_path):
     seat, _ = play(backend, "covert", tmp_path)
     reports = [f["detail"] for f in seat["faults"] if "DENIED" in f["detail"]]
     assert reports and "8 of 8" in reports[0], seat["faults"]
+
+
+def test_a_ladder_batch_starts_fresh_instances_per_rotation_not_per_match(backend, tmp_path):
+    """Three matches of one table, played as one batch (``--jobs 1``): each rotation has its
+    own instances, which play that rotation of all three matches' deals — two rememberer
+    seats, four rotations: eight instances (not 24), none finding another's notes."""
+    db = tmp_path / "l.db"
+    result = arena(
+        "ladder", "run", "--db", str(db), "--sandbox", backend, "--rounds", "3", "--jobs", "1",
+        "--deals", "1", "--json", "--bots", str(BOTS / "rememberer.py"), str(BOTS / "good.py"),
+        timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    engine = create_engine(f"sqlite:///{db}")
+    with Session(engine) as session:
+        matches = list(session.scalars(select(Match).where(Match.status == "done")))
+        assert len(matches) == 3
+        assert sorted(m.result["batch"]["index"] for m in matches) == [0, 1, 2]
+        assert len({m.result["batch"]["id"] for m in matches}) == 1
+        reports = []
+        for m in matches:
+            assert [h["hand"] for h in m.result["hands"]] == [0, 1, 2, 3]
+            for s in m.result["seats"]:
+                if m.seats[s["seat"]] == min(m.seats):  # the rememberer entered first
+                    reports += probe(s)
+    engine.dispose()
+    ids = [re.search(r"instance (\w+)", r).group(1) for r in reports]  # type: ignore[union-attr]
+    assert len(ids) == 8 and len(set(ids)) == 8, reports
+    assert all("wrote" in r and " 0 notes" not in r for r in reports), reports

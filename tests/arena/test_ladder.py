@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from arena.ladder.runner import groups_for
+from arena.ladder.runner import BATCH, batches, groups_for
 from arena.ladder.store import database_url
 
 PG = os.environ.get("ARENA_TEST_POSTGRES_URL")  # e.g. postgresql://arena:arena@127.0.0.1/x
@@ -47,6 +47,17 @@ def test_groups_fill_few_entrants_and_balance_many():
     assert min(meets.values()) >= 1 and max(meets.values()) - min(meets.values()) <= 4
     with pytest.raises(ValueError, match="two distinct bots"):
         groups_for([1])
+
+
+def test_batches_hold_one_table_and_share_the_work_among_jobs():
+    tables = {1: [1, 2, 3, 1], 2: [1, 2, 3, 4], 3: [1, 2, 3, 1], 4: [1, 2, 3, 1], 5: [1, 2, 3, 4]}
+    assert batches(list(tables), tables, jobs=1) == [[1, 3, 4], [2, 5]]
+    assert batches(list(tables), tables, jobs=2) == [[1, 3, 4], [2, 5]]
+    assert batches(list(tables), tables, jobs=3) == [[1, 3], [2, 5], [4]]
+    assert batches(list(tables), tables, jobs=8) == [[m] for m in tables]  # jobs stay busy
+    many = {m: [1, 2, 3, 4] for m in range(10)}
+    assert [len(b) for b in batches(list(many), many, jobs=1)] == [BATCH, BATCH, 10 - 2 * BATCH]
+    assert sorted(m for b in batches(list(many), many, jobs=2) for m in b) == list(many)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -251,6 +262,42 @@ def test_a_bot_that_leaves_after_its_hello_forfeits_and_cannot_void_the_match(tm
     assert proc.returncode == 0, proc.stderr
     rows = {r["bot"]: r for r in json.loads(proc.stdout)}
     assert rows["leaves_after_hello"]["forfeits"] == 1 and rows["leaves_after_hello"]["matches"]
+
+
+def test_a_batch_of_matches_is_rated_as_its_matches(tmp_path):
+    """Three matches of one table played as one batch (``--jobs 1``), with a bot whose
+    every instance exits at its third move: each match comes back on its own — its hands
+    numbered from 0, its totals, its moves — and the exiter forfeits in every one, the
+    hands its fallback played listed per match and rated as last place."""
+    exiter = str(ROOT / "tests" / "adversarial" / "bots" / "exiter.py")
+    db = tmp_path / "l.db"
+    proc = arena(
+        "ladder", "run", "--db", str(db), "--sandbox", "process", "--rounds", "3",
+        "--jobs", "1", "--deals", "1", "--json", "--bots", *SAMPLES[:2], exiter,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["bot"]: r for r in json.loads(proc.stdout)}
+    assert rows["exiter"]["forfeits"] == 3 and rows["exiter"]["matches"] == 3
+    assert [r["bot"] for r in json.loads(proc.stdout)][-1] == "exiter"
+    stored = query(str(db), "select id, result from matches order by id")
+    results = [json.loads(r) for _, r in stored]
+    assert [r["batch"]["index"] for r in results] == [0, 1, 2]
+    for r, (mid, _) in zip(results, stored, strict=True):
+        assert [h["hand"] for h in r["hands"]] == [0, 1, 2, 3]
+        totals = [sum(h["scores"][s] for h in r["hands"]) for s in range(4)]
+        assert [s["score"] for s in r["seats"]] == totals
+        assert r["hands"][-1]["cumulative"] == totals
+        for s in r["seats"]:
+            assert s["penalty_points"] == sum(h["penalties"][s["seat"]] for h in r["hands"])
+            assert s["place"] == 1 + sum(t > s["score"] for t in totals)
+        exiter_seat = r["seats"][2]  # [random, greedy, exiter, random]: entry order
+        assert exiter_seat["bot"] == "exiter" and exiter_seat["forfeit"]
+        assert set(exiter_seat["forfeit_hands"]) <= {0, 1, 2, 3} and exiter_seat["forfeit_hands"]
+        assert all(f["hand"] in range(4) for f in exiter_seat["faults"] if f["hand"] is not None)
+        moved = query(str(db), f"select distinct hand from moves where match_id = {mid}")
+        assert {h for (h,) in moved} == {0, 1, 2, 3}
+        deals = query(str(db), f"select totals from deals where match_id = {mid}")
+        assert len(deals) == 1
 
 
 @pytest.mark.parametrize("rotations", [12, 24])
