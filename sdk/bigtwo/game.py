@@ -417,6 +417,10 @@ class Game:
         if self.current is None:  # handing the lead on (no_lone_two_finish)
             self.history.append(Action(self.hand_no, s, PASS, True))
             self.turn = (s + 1) % self.players
+            # RULES.md §4.10: the next player "leads anything".  The opening card, if this
+            # was the opening lead, stays in the hand of the seat that handed the lead on,
+            # so requiring it would leave the new leader without a move.
+            self.must_include = None
             return
         self.history.append(Action(self.hand_no, s, PASS, False))
         if self.rules.pass_locks_out:

@@ -273,6 +273,83 @@ def test_lone_two_rule_is_lifted_when_every_seat_holds_a_lone_two():
     assert strs(g.legal_moves()) == ["2D"]
 
 
+# The lead handed on under no_lone_two_finish is free (RULES.md §4.10: "the next player in
+# turn leads anything"), even when the seat handing it on held the opening card: the
+# opening-card requirement goes with the lead (issue 9: seat 1 was left with no move).
+LONE_TWO_OPENINGS = ["card-holder-first-hand", "card-holder-every-hand"]
+
+
+@pytest.mark.parametrize("opening", LONE_TWO_OPENINGS)
+def test_lead_handed_on_by_the_opening_card_holder_is_free_two_players(opening):
+    rules = HK.replace(players=2, no_lone_two_finish=True, opening=opening)
+    g = Game.from_hands(rules, ["2D", "2C 2H"])
+    assert g.turn == 0 and str(g.must_include) == "2D"  # lowest card dealt, lone 2
+    assert g.legal_moves() == [PASS]
+    g.apply(PASS)
+    assert g.turn == 1 and g.current is None and g.must_include is None
+    assert strs(g.legal_moves()) == ["2C", "2C 2H", "2H"]
+    assert g.refusal(PASS) is not None  # a leader holding more than a lone 2 may not pass
+    g.apply("2C 2H")
+    assert g.hand_over and g.winner == 1
+
+
+@pytest.mark.parametrize("opening", LONE_TWO_OPENINGS)
+def test_lead_handed_on_twice_then_coming_round_again_three_players(opening):
+    rules = HK.replace(players=3, no_lone_two_finish=True, opening=opening)
+    g = Game.from_hands(rules, ["2D", "2C", "2H 2S"])
+    assert g.turn == 0 and str(g.must_include) == "2D"
+    g.apply(PASS)  # seat 0: lone 2, hands the lead on
+    assert g.turn == 1 and g.must_include is None
+    assert g.legal_moves() == [PASS]  # seat 1: lone 2 too, hands it on again
+    g.apply(PASS)
+    assert g.turn == 2 and strs(g.legal_moves()) == ["2H", "2H 2S", "2S"]
+    g.apply("2H")
+    g.apply(PASS)
+    g.apply(PASS)
+    # the lead is back at seat 2, now holding a lone 2S: every seat holds a lone 2, so the
+    # rule is lifted rather than handing the lead round for ever
+    assert g.turn == 2 and g.current is None and g.lone_two_lifted
+    assert strs(g.legal_moves()) == ["2S"]
+    g.apply("2S")
+    assert g.hand_over and g.winner == 2
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("opening", LONE_TWO_OPENINGS)
+def test_every_seat_a_lone_two_at_the_opening_leads_the_opening_card(players, opening):
+    rules = HK.replace(players=players, no_lone_two_finish=True, opening=opening)
+    g = Game.from_hands(rules, ["2D", "2C", "2H", "2S"][:players])
+    assert g.lone_two_lifted and strs(g.legal_moves()) == ["2D"]
+    g.apply("2D")
+    assert g.hand_over and g.winner == 0
+
+
+def test_lone_two_leaders_in_a_row_four_players():
+    rules = HK.replace(no_lone_two_finish=True)
+    g = Game.from_hands(rules, ["2D", "2C", "3D 4D", "5D"], leader=0)
+    g.apply(PASS)
+    g.apply(PASS)
+    assert g.turn == 2 and strs(g.legal_moves()) == ["3D", "4D"]
+
+
+@pytest.mark.parametrize(
+    "opening, independent",
+    [("card-holder-every-hand", False), ("card-holder-first-hand", True)],
+)
+def test_lead_handed_on_by_the_opening_card_holder_in_a_later_hand(opening, independent):
+    rules = HK.replace(players=3, no_lone_two_finish=True, opening=opening, match_end_value=5)
+    g = Game.from_hands(rules, ["3D", "4D", "5D"])
+    g.apply("3D")
+    assert g.hand_over and not g.match_over
+    g.next_hand(["2C 2S", "2D", "2H"], independent=independent)
+    assert g.turn == 1 and str(g.must_include) == "2D"
+    g.apply(PASS)
+    assert g.must_include is None
+    assert g.turn == 2 and g.legal_moves() == [PASS]
+    g.apply(PASS)
+    assert g.turn == 0 and strs(g.legal_moves()) == ["2C", "2C 2S", "2S"]
+
+
 # ----- scoring ------------------------------------------------------------------------------
 SCORING_HANDS = [
     "3D",

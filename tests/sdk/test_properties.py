@@ -153,3 +153,56 @@ def test_classify_agrees_with_generation(rules, seed):
         combo = rules.classify(sub)
         generated = {c.mask for c in rules.legal_plays(hand)}
         assert (combo is not None) == (sum(1 << c for c in sub) in generated)
+
+
+# ----- no_lone_two_finish on small hands full of 2s (RULES.md §4.10) -------------------------
+_TWOS = [c for c in CARDS if c.rank == 12]
+_NOT_TWOS = [c for c in CARDS if c.rank != 12]
+
+
+@st.composite
+def small_deals(draw, players):
+    """``players`` hands of a few cards, mostly 2s (so that lone 2s, a 2 as the lowest card
+    dealt and several lone-2 leaders in a row all happen), some seats maybe all 2s."""
+    others = draw(st.lists(st.sampled_from(_NOT_TWOS), max_size=3, unique=True))
+    pool = draw(st.permutations(_TWOS + others))
+    used = draw(st.integers(players, len(pool)))
+    cuts = sorted(
+        draw(st.sets(st.integers(1, used - 1), min_size=players - 1, max_size=players - 1))
+    )
+    bounds = [0, *cuts, used]
+    return [pool[bounds[i] : bounds[i + 1]] for i in range(players)]
+
+
+@st.composite
+def lone_two_tables(draw):
+    rules = draw(rule_sets())
+    players = 4 if rules.teams else draw(st.sampled_from([2, 3, 4]))
+    rules = rules.replace(
+        players=players,
+        no_lone_two_finish=True,
+        opening=draw(st.sampled_from(_CHOICES["opening"])),
+        match_end="hands",
+        match_end_value=2,
+    )
+    leader = draw(st.none() | st.integers(0, players - 1))
+    return rules, leader, draw(small_deals(players)), draw(small_deals(players))
+
+
+@given(table=lone_two_tables(), independent=st.booleans(), move_seed=st.integers(0, 10**6))
+def test_lone_two_rule_never_leaves_a_seat_without_a_move(table, independent, move_seed):
+    rules, leader, first, second = table
+    rng = random.Random(move_seed)
+    g = Game.from_hands(rules, first, leader=leader)
+    for hand_no in range(2):
+        if hand_no:
+            g.next_hand(second, independent=independent)
+        steps = 0
+        while not g.hand_over:
+            check_legality(g, rng)  # asserts, first of all, that there is a legal move
+            if g.current is None and g.must_include is not None:
+                assert g.must_include in g.hand(g.turn)  # only its holder can be asked for it
+            g.apply(rng.choice(g.legal_moves()))
+            steps += 1
+            assert steps < 200, "a hand must end"
+        assert g.counts[g.winner] == 0
