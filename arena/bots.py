@@ -217,3 +217,23 @@ def bot_digest(files: dict[str, bytes]) -> str:
     for name, data in sorted(files.items()):
         h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
     return h.hexdigest()
+
+
+_IN_SANDBOX = re.compile(r"/bot/([A-Za-z0-9_.\-][A-Za-z0-9_.\-/]*)")
+
+
+def as_authored(spec: BotSpec, text: str) -> str:
+    """``text`` (a fault's detail, a traceback) with the paths a sandbox gives the bot's
+    files (``/bot/…``: its folder's files, a file bot's as ``/bot/bot.py`` in docker and
+    under its own name in the process sandbox) replaced by the files the author wrote."""
+    if spec.path is None:
+        return text
+    folder = spec.path.parent
+
+    def mapped(m: re.Match[str]) -> str:
+        rel = m.group(1)
+        if rel == "bot.py" or rel == spec.path.name:
+            return str(spec.path)
+        return str(folder / rel)
+
+    return _IN_SANDBOX.sub(mapped, text)

@@ -17,12 +17,13 @@ from typing import Any
 
 from bigtwo import RuleSet
 
-from .bots import BotSpec, unique_names
+from .bots import BotSpec, as_authored, unique_names
 from .record import RecordWriter
 from .referee.service import RefereeServer
 from .referee.session import MatchSession, SeatSpec, TimeControl, round_trip_stats
 from .sandbox import make_sandbox
-from .sandbox.base import BotHandle, Credentials
+from .sandbox.base import BotHandle, Credentials, SandboxUnavailable
+from .text import printable
 
 
 def failed_to_start(summary: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
@@ -183,8 +184,14 @@ async def run_match(
     limits: dict[str, Any] | None = None,
     deals: list[list[list[int]]] | None = None,
     segments: list[list[int]] | None = None,
+    all_must_start: bool = False,
 ) -> dict[str, Any]:
     """Play one match; returns the result summary (see MatchSession.summary).
+
+    ``all_must_start``: a bot that does not start (it ends before its Hello, its sandbox
+    cannot start it, or the startup allowance runs out) ends the match before the first
+    hand — of the first segment, or of the segment whose fresh instances failed — and the
+    result says why (``aborted``); see ``failed_to_start``.
 
     ``segments`` (with ``deals``): lists of indices into ``deals``; each segment is played
     by freshly started bot instances with nothing kept from the one before (see
@@ -236,6 +243,7 @@ async def run_match(
                 sandbox=box.describe(),
                 deals=None if deals is None else [deals[i] for i in seg],
                 on_hand_end=on_hand_end,
+                all_must_start=all_must_start,
             )
             for k, seg in enumerate(plan)
         ]
@@ -253,7 +261,16 @@ async def run_match(
                         on_remote(Credentials(tcp_address, session.match_id, i, token), bot.name)
                     continue
                 creds = Credentials(addresses[k][i], session.match_id, i, token)
-                handle = await box.start(bot, creds, workdir)
+                try:  # every step of a start is under the startup allowance
+                    handle = await asyncio.wait_for(
+                        box.start(bot, creds, workdir), session.tc.startup_ms / 1000
+                    )
+                except SandboxUnavailable:
+                    raise  # the arena's configuration, not the bot: nothing can play
+                except Exception as exc:  # the engine failed or stalled: this seat's fault
+                    why = "timed out" if isinstance(exc, TimeoutError) else printable(exc, 300)
+                    session.process_exited(i, f"the sandbox could not start it: {why}", True)
+                    continue
                 handles[k].append(handle)
                 session.seats[i].exit_grace_s = box.exit_grace_s
 
@@ -272,11 +289,19 @@ async def run_match(
             summaries.append(await session.run())
             stopping.append(asyncio.create_task(_stop_all(handles[k])))
             handles[k] = []
+            if session.aborted:
+                break
         if len(plan) == 1:
             summary = summaries[0]
         else:
+            played = plan[: len(summaries)]
             turn_ms = [t for session in sessions for t in session.turn_times_ms]
-            summary = {**merge_segments(summaries, plan, turn_ms), "match_id": base_id}
+            summary = {**merge_segments(summaries, played, turn_ms), "match_id": base_id}
+            if sessions[len(summaries) - 1].aborted:
+                summary["aborted"] = sessions[len(summaries) - 1].aborted
+        for seat, bot in zip(summary["seats"], bots, strict=True):
+            for fault in seat["faults"]:  # where in the author's files, not the sandbox's
+                fault["detail"] = as_authored(bot, fault["detail"])
         summary["sandbox"] = box.name
         summary["sandbox_limits"] = box.describe()["limits"]
         connected = [s.connected_at for s in sessions[0].seats if s.connected_at is not None]

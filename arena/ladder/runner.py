@@ -200,6 +200,7 @@ async def play_batch(
             deals=deals,
             # every rotation by fresh bot instances: none sees a deal twice
             segments=by_rotation(len(deals), first.get("rotations", 1)),
+            all_must_start=True,  # a bot that cannot start is never rated: stop at once
         )
         moves = [
             e

@@ -214,10 +214,16 @@ class MatchSession:
         on_hand_end: Callable[[MatchSession, Any], None] | None = None,
         sandbox: dict[str, Any] | None = None,
         deals: list[list[list[int]]] | None = None,
+        all_must_start: bool = False,
     ) -> None:
         """``deals``: play exactly these deals (each a list of per-seat hands), in order,
         each as an independent hand under the first-hand opening rule — duplicate play.
-        The rules' match end is then replaced by that number of hands."""
+        The rules' match end is then replaced by that number of hands.
+
+        ``all_must_start``: a seat whose bot never says Hello (it ended first, or the
+        startup allowance ran out) ends the match before the first hand (``aborted`` in the
+        result) instead of being played by the fallback — a bot that cannot start is its
+        author's error to show, not a result."""
         if len(seats) != rules.players:
             raise ValueError(f"{len(seats)} seats for a {rules.players}-player game")
         if deals is not None:
@@ -239,6 +245,8 @@ class MatchSession:
         self.on_hand_end = on_hand_end
         self.turn_times_ms: list[float] = []
         self.started = asyncio.Event()
+        self.all_must_start = all_must_start
+        self.aborted: str | None = None
         # the header goes first, before anything (even a bot dying at start) is recorded
         self.record(
             {
@@ -359,7 +367,7 @@ class MatchSession:
         deadline = self.tc.startup_ms / 1000
 
         async def one(seat: Seat) -> None:
-            try:
+            try:  # a bot that ends first sets it too (process_exited): no waiting it out
                 await asyncio.wait_for(seat.connected.wait(), deadline)
             except TimeoutError:
                 self._fault(
@@ -374,6 +382,9 @@ class MatchSession:
         """Play the whole match; returns the result summary."""
         try:
             await self.wait_for_seats()
+            missing = [s for s in self.seats if s.connected_at is None]  # no Hello
+            if self.all_must_start and missing:
+                return self._abort(missing)
             gc.freeze()  # long-lived objects out of the collector's scans: shorter pauses
             self.started.set()
             game = self.game
@@ -423,6 +434,24 @@ class MatchSession:
             for seat in self.seats:
                 await seat.drain()
                 seat.close()
+
+    def _abort(self, missing: list[Seat]) -> dict[str, Any]:
+        """End the match before its first hand: these seats' bots never started."""
+        names = ", ".join(f"seat {s.index} {s.spec.name}" for s in missing)
+        self.aborted = f"not every bot started ({names}): no hand was played"
+        summary = {**self.summary(), "aborted": self.aborted}
+        self.broadcast(
+            pb.RefereeMessage(
+                match_end=pb.MatchEnd(
+                    scores=self.game.scores,
+                    places=self.game.places(),
+                    forfeited=[s.forfeited for s in self.seats],
+                )
+            ),
+            flush=True,
+        )
+        self.record({"type": "aborted", "reason": self.aborted})
+        return summary
 
     def _start_hand(self) -> None:
         g = self.game

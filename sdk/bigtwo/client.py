@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
+import sys
 import traceback
 from collections.abc import Iterable
 from typing import Any
@@ -23,6 +25,7 @@ from .cards import CARDS, CardParseError, cards_from_mask, parse_cards
 from .combos import PASS, Combination, PassMove
 from .game import Action, HandResult
 from .legality import Position
+from .loader import describe_error
 from .observation import Observation
 from .rules import RuleSet
 from .v1 import referee_pb2 as pb
@@ -192,6 +195,13 @@ def encode_move(move: Any) -> tuple[bool, list[int]]:
     raise InvalidReturn(f"act() returned {move!r}, which is not a play (return a legal move)")
 
 
+def _folder_of(bot: Bot) -> str | None:
+    """The folder of the file the bot's class was written in: its frames are the author's."""
+    module = sys.modules.get(type(bot).__module__)
+    path = getattr(module, "__file__", None)
+    return os.path.dirname(os.path.abspath(path)) if path else None
+
+
 def decide(bot: Bot, turn_id: int, observation: Observation) -> pb.Action:
     """Ask the bot; turn whatever happens into an Action message."""
     try:
@@ -204,7 +214,7 @@ def decide(bot: Bot, turn_id: int, observation: Observation) -> pb.Action:
         )
     except Exception as exc:  # the bot's own code failed: report it, keep the connection
         log.error("act() raised:\n%s", traceback.format_exc())
-        detail = f"{type(exc).__name__}: {exc}"[:1000]
+        detail = describe_error(exc, _folder_of(bot))[:1000]
         return pb.Action(turn_id=turn_id, error=pb.BOT_ERROR_EXCEPTION, error_detail=detail)
     return pb.Action(turn_id=turn_id, cards=cards, **{"pass": is_pass})
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType
 
@@ -15,6 +17,32 @@ from .bot import Bot
 
 class BotLoadError(Exception):
     """The bot could not be found or loaded; the message names what is wrong."""
+
+
+def describe_error(exc: BaseException, folder: str | os.PathLike[str] | None) -> str:
+    """One line an author can act on: the exception and where in *their* code it happened —
+    ``IndexError: list index out of range at bot.py:5 in act: return moves[9]`` — the last
+    frames (up to three, outermost first) whose file lies in ``folder`` (the bot's), or
+    the file and line of a syntax error.  The SDK's own frames are left out: they are never
+    what the author has to fix."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, SyntaxError) and exc.filename:
+        code = (exc.text or "").strip()
+        where = f"{exc.filename}:{exc.lineno}"
+        return f"{type(exc).__name__}: {exc.msg} at {where}" + (f": {code}" if code else "")
+    if folder is None:
+        return text
+    root = os.path.realpath(folder)
+    mine = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if os.path.realpath(f.filename).startswith(root + os.sep)
+    ]
+    if not mine:
+        return text
+    steps = [f"{f.filename}:{f.lineno} in {f.name}" for f in mine[-3:]]
+    code = (mine[-1].line or "").strip()
+    return f"{text} at " + " → ".join(steps) + (f": {code}" if code else "")
 
 
 def split_spec(spec: str) -> tuple[str, str | None]:
@@ -36,7 +64,8 @@ def _load_file(path: Path) -> ModuleType:
     try:
         module_spec.loader.exec_module(module)
     except Exception as exc:
-        raise BotLoadError(f"{path}: importing it failed: {type(exc).__name__}: {exc}") from exc
+        said = describe_error(exc, path.parent)
+        raise BotLoadError(f"{path}: importing it failed: {said}") from exc
     return module
 
 
@@ -60,8 +89,15 @@ def load_module(target: str) -> ModuleType:
 def find_bot_class(module: ModuleType, cls_name: str | None, where: str) -> type[Bot]:
     if cls_name is not None:
         cls = getattr(module, cls_name, None)
+        if cls is None:
+            raise BotLoadError(
+                f"{where}: no Bot subclass named {cls_name!r} (nothing by that name)"
+            )
         if not (inspect.isclass(cls) and issubclass(cls, Bot)):
-            raise BotLoadError(f"{where}: no Bot subclass named {cls_name!r}")
+            raise BotLoadError(
+                f"{where}: {cls_name!r} is not a Bot subclass (write `class {cls_name}(Bot):`,"
+                " with `from bigtwo import Bot`)"
+            )
         return cls
     found = [
         obj
@@ -74,7 +110,12 @@ def find_bot_class(module: ModuleType, cls_name: str | None, where: str) -> type
     if len(found) != 1:
         names = ", ".join(c.__name__ for c in found) or "none"
         raise BotLoadError(
-            f"{where}: expected exactly one Bot subclass, found {names}; name one as FILE:Class"
+            f"{where}: expected exactly one Bot subclass, found {names}"
+            + (
+                "; name one as FILE:Class"
+                if found
+                else " (write `class MyBot(Bot):`, with `from bigtwo import Bot`)"
+            )
         )
     return found[0]
 
