@@ -14,6 +14,8 @@ from rich.text import Text
 
 from bigtwo import PASS, Card, Game, RuleSet
 
+from .text import printable
+
 _SUIT_STYLE = {0: "red", 1: "bright_white", 2: "red", 3: "bright_white"}
 
 
@@ -30,10 +32,14 @@ def cards_text(cards: Any) -> Text:
     return out
 
 
-def seat_name(seat: int, rules: RuleSet) -> str:
-    if rules.teams:
-        return f"seat {seat} (team {'A' if seat % 2 == 0 else 'B'})"
-    return f"seat {seat}"
+def seat_name(seat: int, rules: RuleSet, names: list[str] | None = None) -> str:
+    """``seat 2``, or with the players' ``names`` (shown as they are: make them
+    :func:`~arena.text.printable` first) ``heuristic (seat 2)``; the team when there are
+    teams."""
+    team = f"team {'A' if seat % 2 == 0 else 'B'}" if rules.teams else ""
+    if names is None:
+        return f"seat {seat} ({team})" if team else f"seat {seat}"
+    return f"{names[seat]} (seat {seat}{', ' + team if team else ''})"
 
 
 def play_match(
@@ -58,24 +64,39 @@ def play_match(
 
 
 class DemoPrinter:
-    """Renders the events of :func:`play_match` on a rich console."""
+    """Renders the events of :func:`play_match` on a rich console (and, for ``arena
+    replay``, those of a record: see :mod:`arena.replay_view`).
 
-    def __init__(self, console: Console, rules: RuleSet, show_moves: bool = True) -> None:
+    ``names``: the player of each seat (someone else's words: shown made
+    :func:`~arena.text.printable`, at most 24 characters)."""
+
+    def __init__(
+        self,
+        console: Console,
+        rules: RuleSet,
+        show_moves: bool = True,
+        names: list[Any] | None = None,
+    ) -> None:
         self.console = console
         self.rules = rules
         self.show_moves = show_moves
+        self.names = None if names is None else [printable(n, 24) for n in names]
 
     def __call__(self, kind: str, game: Game, payload: Any) -> None:
         getattr(self, f"_on_{kind}")(game, payload)
 
+    def who(self, seat: int) -> str:
+        return seat_name(seat, self.rules, self.names)
+
     def _on_deal(self, game: Game, _: Any) -> None:
         c = self.console
         c.rule(f"Hand {game.hand_no + 1}")
+        width = max(len(self.who(s)) for s in range(game.players))
         for s in range(game.players):
-            line = Text(f"{seat_name(s, self.rules):>18}: ")
+            line = Text(f"{self.who(s):>{width}}: ")
             line.append_text(cards_text(game.hand(s)))
             c.print(line)
-        lead = f"{seat_name(game.turn, self.rules)} leads"
+        lead = f"{self.who(game.turn)} leads"
         if game.must_include is not None:
             lead += f" and must play {game.must_include.symbol}"
         c.print(Text(lead, style="bold"))
@@ -83,32 +104,32 @@ class DemoPrinter:
     def _on_move(self, game: Game, action: Any) -> None:
         if not self.show_moves:
             return
-        who = seat_name(action.seat, self.rules)
-        if action.move is PASS:
-            verb = "hands the lead on" if action.lead else "passes"
-            self.console.print(Text(f"  {who} {verb}", style="dim"))
-        else:
-            self._print_play(game, action, who)
+        self.console.print(self.move_text(game, action))
         if game.current is None and not game.hand_over and not action.lead:
             self.console.print(
-                Text(f"  — trick to {seat_name(game.turn, self.rules)}", style="dim")
+                Text(f"  — trick won by {self.who(game.turn)}, who leads next", style="dim")
             )
 
-    def _print_play(self, game: Game, action: Any, who: str) -> None:
+    def move_text(self, game: Game, action: Any) -> Text:
+        """The line of one move (``game`` as it is after the move)."""
+        who = self.who(action.seat)
+        if action.move is PASS:
+            verb = "hands the lead on" if action.lead else "passes"
+            return Text(f"  {who} {verb}", style="dim")
         line = Text(f"  {who} {'leads' if action.lead else 'plays'} ")
         line.append(action.move.category.label + " ")
         line.append_text(cards_text(action.move.cards))
         left = game.counts[action.seat]
         line.append(f"   ({left} left)" if left else "   — out!", style="bold" if not left else "")
-        self.console.print(line)
+        return line
 
     def _on_hand(self, game: Game, result: Any) -> None:
-        table = Table(title=f"Hand {result.hand + 1}: {seat_name(result.winner, self.rules)} wins")
+        table = Table(title=Text(f"Hand {result.hand + 1}: {self.who(result.winner)} wins"))
         for col in ("seat", "cards left", "penalty", "hand score", "total"):
             table.add_column(col, justify="right")
         for s in range(game.players):
             table.add_row(
-                seat_name(s, self.rules),
+                Text(self.who(s)),  # a Text: a name is never read as markup
                 str(result.cards_left[s]),
                 str(result.penalties[s]),
                 f"{result.scores[s]:+d}",
@@ -117,7 +138,9 @@ class DemoPrinter:
         self.console.print(table)
 
 
-def standings_table(game: Game) -> Table:
+def standings_table(game: Game, names: list[Any] | None = None) -> Table:
+    """Final places, best first; ``names`` as :class:`DemoPrinter` takes them."""
+    shown = None if names is None else [printable(n, 24) for n in names]
     places = game.places()
     table = Table(title="Final standings")
     table.add_column("place", justify="right")
@@ -129,7 +152,7 @@ def standings_table(game: Game) -> Table:
     for s in sorted(range(game.players), key=lambda s: (places[s], s)):
         table.add_row(
             str(places[s]),
-            seat_name(s, game.rules),
+            Text(seat_name(s, game.rules, shown)),
             f"{game.scores[s]:+d}",
             str(game.penalty_totals[s]),
             str(wins[s]),

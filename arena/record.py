@@ -68,8 +68,17 @@ class Replay:
     complete: bool = False
 
 
-def replay(path: Path, on_turn: Callable[[Game, dict[str, Any]], None] | None = None) -> Replay:
+def replay(
+    path: Path,
+    on_turn: Callable[[Game, dict[str, Any]], None] | None = None,
+    on_event: Callable[[str, Game | None, dict[str, Any]], None] | None = None,
+) -> Replay:
     """Replay ``path`` through the engine, checking every deal, move and result.
+
+    ``on_turn(game, event)`` is told of each move once the engine has played it;
+    ``on_event(type, game, event)`` of every event (the header first, with ``game`` None
+    when the record holds its own deals) once it has been checked, so what it shows agrees
+    with the engine.  An exception either raises ends the replay and is passed on.
 
     Raises RecordError at the first disagreement (naming the line)."""
     events = read_events(path)
@@ -86,6 +95,8 @@ def replay(path: Path, on_turn: Callable[[Game, dict[str, Any]], None] | None = 
     except (KeyError, RulesError, TypeError) as exc:
         raise RecordError(f"{path}:{n}: bad match header: {exc}") from None
     rep = Replay(header, game)  # type: ignore[arg-type]
+    if on_event:
+        on_event("match", game, header)
     for n, ev in events:
         kind = ev["type"]
         where = f"{path}:{n}"
@@ -115,8 +126,6 @@ def replay(path: Path, on_turn: Callable[[Game, dict[str, Any]], None] | None = 
                     raise RecordError(f"{where}: illegal move {ev['move']!r}: {why}")
                 game.apply(ev["move"])
                 rep.turns += 1
-                if on_turn:
-                    on_turn(game, ev)
             elif kind == "hand_end":
                 result = game.results[-1].to_dict() if game.results else None
                 if result is None or any(
@@ -133,6 +142,11 @@ def replay(path: Path, on_turn: Callable[[Game, dict[str, Any]], None] | None = 
                 rep.complete = True
         except (KeyError, TypeError) as exc:
             raise RecordError(f"{where}: malformed {kind} event: {exc}") from None
+        # outside the checks: a KeyError of a viewer is not the record's fault
+        if on_turn and kind == "turn":
+            on_turn(game, ev)
+        if on_event:
+            on_event(kind, rep.game, ev)
     if rep.game is None:
         raise RecordError(f"{path}: the record holds no deal")
     return rep
