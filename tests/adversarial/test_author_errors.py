@@ -11,24 +11,10 @@ AUTHORS = Path(__file__).resolve().parents[1] / "arena" / "authors"
 
 
 def match(backend: str, bot: str, *extra: str) -> subprocess.CompletedProcess:
+    seats = [bot, "random", "greedy", "random"]
+    options = ["--sandbox", backend, "--hands", "2", "--move-ms", "3000", *extra]
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "arena",
-            "match",
-            bot,
-            "random",
-            "greedy",
-            "random",
-            "--sandbox",
-            backend,
-            "--hands",
-            "2",
-            "--move-ms",
-            "3000",
-            *extra,
-        ],  # fmt: skip
+        [sys.executable, "-m", "arena", "match", *seats, *options],
         capture_output=True,
         text=True,
         timeout=300,
