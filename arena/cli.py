@@ -259,6 +259,7 @@ def match(
             listen_tcp=listen,
             on_remote=show_remote,
             limits={"memory_mb": memory_mb, "pids": pids, "cpus": cpus},
+            all_must_start=True,  # a bot that cannot start stops it before the first hand
         )
 
     try:
@@ -276,7 +277,7 @@ def match(
         ) from None
     if as_json:
         sys.stdout.write(json.dumps(summary) + "\n")
-    else:
+    elif not summary.get("aborted"):
         _print_standings(console, summary)
         _print_faults(console, summary)
         limits = ", ".join(f"{k} {v}" for k, v in summary.get("sandbox_limits", {}).items())
@@ -323,7 +324,8 @@ class _HandPrinter:
         cells = "".join(
             f"{c:>+9d} ({s:>+3d})" for c, s in zip(result.cumulative, result.scores, strict=True)
         )
-        self.console.print(Text(f"{result.hand + 1:>4}  seat {result.winner:<8}{cells}"))
+        winner = self.names[result.winner]
+        self.console.print(Text(f"{result.hand + 1:>4}  {winner:<14}{cells}"))
 
 
 def _print_standings(console: Console, summary: dict) -> None:
@@ -333,9 +335,10 @@ def _print_standings(console: Console, summary: dict) -> None:
     for col in ("place", "seat", "bot", "score", "forfeit", "faults"):
         table.add_column(col, justify="right" if col in ("place", "seat", "score") else "left")
     for s in sorted(summary["seats"], key=lambda s: (s["place"], s["seat"])):
-        faults = ", ".join(f"{f['kind']}" for f in s["faults"][:5])
-        if len(s["faults"]) > 5:
-            faults += f" (+{len(s['faults']) - 5})"
+        kinds: dict[str, int] = {}
+        for f in s["faults"]:
+            kinds[f["kind"]] = kinds.get(f["kind"], 0) + 1
+        faults = ", ".join(k if n == 1 else f"{k} ×{n}" for k, n in kinds.items())
         table.add_row(
             str(s["place"]),
             str(s["seat"]),
@@ -372,47 +375,47 @@ def _print_faults(console: Console, summary: dict, per_seat: int = 5) -> None:
 
 @app.command()
 def replay(
-    record_file: Annotated[Path, typer.Argument(help="A match record (JSON Lines).")],
-    step: Annotated[bool, typer.Option(help="Wait for Enter after every move.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only check; no moves.")] = False,
+    record_file: Annotated[
+        Path, typer.Argument(help="A match record (JSON Lines), as `arena match --record` writes.")
+    ],
+    step: Annotated[
+        bool,
+        typer.Option(
+            help="Stop after every move: Enter next move, n next hand, c to the end, q quit, "
+            "? help. Ctrl-D (end of input) stops like q."
+        ),
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Only check; show nothing but the verdict.")
+    ] = False,
 ) -> None:
-    """Replay a recorded match move by move and check it again with the rules engine.
+    """Replay a recorded match and check every deal, move and score with the engine.
 
-    Exit code 0 when every deal, move and score agrees with the engine, 1 when not.
+    Example: arena replay --step m.jsonl
+    (after: arena match --record m.jsonl random greedy heuristic random)
+
+    Shows the match header (bots per seat, rules, match id), then for each hand
+    every seat's dealt cards (weakest first), each move with its bot's name and
+    the referee's turn id, passes, who won each trick and leads next, faults
+    where they happened, and the hand's result with running totals.
+    Hands are numbered from 1 (the record's "hand" field counts from 0);
+    seats from 0, in the order the bots were given to `arena match`.
+
+    Exit code 0 when everything agrees with the engine (or you quit --step),
+    1 when not (the error names the record's line), 130 on Ctrl-C.
     """
     from .record import RecordError
-    from .record import replay as replay_record
+    from .replay_view import show_replay
 
+    if step and quiet:
+        raise _fail("--step shows every move; --quiet shows none: give one of them")
     console = Console(highlight=False)
-
-    def show(game, ev) -> None:  # type: ignore[no-untyped-def]
-        if quiet:
-            return
-        # a record file is the user's (or anyone's) text: every field shown made harmless
-        note = "  (referee)" if ev.get("by_referee") else ""
-        console.print(
-            _shown(
-                f"hand {ev['hand'] + 1} turn {printable(ev['turn'], 24):>4}  "
-                f"seat {printable(ev['seat'], 12)}: {printable(ev['move'], 80)}{note}",
-                200,
-            )
-        )
-        if step:
-            input()
-
     try:
-        rep = replay_record(record_file, show)
+        show_replay(record_file, console, step=step, quiet=quiet)
     except RecordError as exc:
         raise _fail(str(exc), 1) from None
-    state = "complete" if rep.complete else "INCOMPLETE (the match did not finish)"
-    console.print(
-        _shown(
-            f"{printable(record_file, 200)}: {rep.turns} moves in {len(rep.game.results)} "
-            f"hands, {len(rep.faults)} faults, all legal; record {state}; "
-            f"scores {list(rep.game.scores)}",
-            1000,
-        )
-    )
+    except KeyboardInterrupt:
+        raise _fail("interrupted", 130) from None
 
 
 bot_app = typer.Typer(help="Bot images for the docker sandbox.", no_args_is_help=True)
@@ -844,7 +847,42 @@ def ladder_show(
     _print_leaderboard(engine, name, as_json, matrix)
 
 
-@app.command()
+class _CompareCommand(typer.core.TyperCommand):
+    """`arena compare` as a command: click's own usage errors (an unknown option, a value of
+    the wrong type or out of range, a missing argument) exit with compare's bad-input code
+    (64) rather than click's 2, which compare's verdicts use for "undecided"; with --json
+    they also print compare's error object on stdout."""
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        from .ladder.compare import EXIT_BAD_INPUT
+
+        # click's UsageError: typer ≥ 0.22 raises that of its own copy of click
+        usage_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+        as_json = "--json" in args  # before the parser consumes the list
+        try:
+            return super().parse_args(ctx, args)
+        except usage_error as exc:
+            exc.exit_code = EXIT_BAD_INPUT
+            if as_json:
+                message = exc.format_message()
+                _compare_json({"error": "bad input", "message": message}, EXIT_BAD_INPUT)
+            raise
+
+
+def _compare_json(obj: dict, code: int) -> None:
+    """One line of strict JSON (no Infinity or NaN) on stdout, for `compare --json`."""
+    out = {"decision": None, **obj, "exit_code": code}
+    sys.stdout.write(json.dumps(out, allow_nan=False) + "\n")
+    sys.stdout.flush()
+
+
+def _compare_fail(message: str, code: int, as_json: bool, kind: str) -> typer.Exit:
+    if as_json:
+        _compare_json({"error": kind, "message": message}, code)
+    return _fail(message, code)
+
+
+@app.command(cls=_CompareCommand)
 def compare(
     new: Annotated[str, typer.Argument(help="The candidate bot (as for `arena match`).")],
     old: Annotated[str, typer.Argument(help="The bot it must beat.")],
@@ -872,44 +910,104 @@ def compare(
         ),
     ] = None,
     sandbox: Annotated[str, typer.Option(help="auto, docker, process or inproc.")] = "auto",
-    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
+    move_ms: Annotated[int, typer.Option(min=1, help="Time allowed per move.")] = 1000,
+    bank_ms: Annotated[int, typer.Option(min=0, help="Time bank per seat per match.")] = 10_000,
+    startup_ms: Annotated[
+        int, typer.Option(min=1, help="Time from launch to a bot's Hello.")
+    ] = 15_000,
+    max_strikes: Annotated[int, typer.Option(min=1, help="Faults before a seat forfeits.")] = 3,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the verdict as one JSON object on stdout, whatever happens (errors "
+            "too: decision null, error and message); progress goes to stderr.",
+        ),
+    ] = False,
 ) -> None:
-    """Is NEW better than OLD? A sequential test on paired deals (exit 0 better, 1 not
-    better, 2 undecided at the budget).
+    """Is NEW better than OLD? A sequential test on paired deals.
 
     NEW and OLD each play the same deals in the same seats against the same opponents; a
-    sample is NEW's points minus OLD's on one deal. Example: arena compare my_bot_v7.py
-    my_bot_v6.py --elo1 5
+    sample is NEW's points minus OLD's on one deal. Before it starts it prints how many
+    deals a decision takes on average at these bounds, and warns when the budget
+    (--max-matches × --batch deals) is below that. Example: arena compare heuristic greedy
+    --elo1 100 --max-matches 60
+
+    \b
+    Exit codes:
+      0    better (H1 accepted)
+      1    not better (H0 accepted; also when NEW forfeits a match)
+      2    undecided at the budget (or OLD forfeited a match)
+      64   bad input: an option's value, an unknown option, a bot that cannot be
+           found or loaded, the rules (EX_USAGE; not 2, which means undecided)
+      69   the test could not run here: no sandbox, a bot image that fails to build
+      130  interrupted (143: terminated); with --json, the test so far
     """
     import asyncio
 
     from rich.progress import BarColumn, Progress, TextColumn
 
     from .bots import BotSpecError, resolve
-    from .ladder.compare import Forfeited, decide, match_samples, verdict
+    from .ladder.compare import (
+        EXIT_BAD_INPUT,
+        EXIT_INTERRUPTED,
+        EXIT_TERMINATED,
+        EXIT_UNAVAILABLE,
+        Forfeited,
+        decide,
+        match_samples,
+        plan_budget,
+        verdict,
+    )
     from .ladder.sprt import SPRT
+    from .referee.session import TimeControl
 
     if sandbox not in SANDBOXES:
-        raise _fail(f"--sandbox {sandbox!r}: choose one of {', '.join(SANDBOXES)}")
+        raise _compare_fail(
+            f"--sandbox {sandbox!r}: choose one of {', '.join(SANDBOXES)}",
+            EXIT_BAD_INPUT,
+            as_json,
+            "bad input",
+        )
     try:
         ruleset = load_rules(rules, set_ or ())
         test = SPRT(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta)
+        tc = TimeControl(
+            move_ms=move_ms, bank_ms=bank_ms, startup_ms=startup_ms, max_strikes=max_strikes
+        )
         specs = [resolve(new), resolve(old)]
         pool = [resolve(o) for o in (opponents or ["random", "greedy", "heuristic"])]
     except (RulesError, BotSpecError, ValueError) as exc:
-        raise _fail(str(exc)) from None
+        raise _compare_fail(str(exc), EXIT_BAD_INPUT, as_json, "bad input") from None
     if len(pool) != ruleset.players - 1:
-        raise _fail(
+        raise _compare_fail(
             f"{len(pool)} opponents for a {ruleset.players}-player game "
-            f"(give {ruleset.players - 1} with --opponent)"
+            f"(give {ruleset.players - 1} with --opponent)",
+            EXIT_BAD_INPUT,
+            as_json,
+            "bad input",
         )
     console = Console(stderr=as_json, highlight=False)
-    budget = max_matches * batch
+    plan = plan_budget(test, max_matches, batch)
+    budget = plan.budget
     if seed is None:  # unguessable: bots may try candidate seeds against their own cards
         seed = secrets.token_hex(16)
+    got: list[int] = []
 
     async def run() -> str | None:
-        samples = match_samples(specs[0], specs[1], pool, ruleset, seed, sandbox, batch)
+        # Ctrl-C and SIGTERM cancel the test; the matches stop their bots on the way out
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                loop.add_signal_handler(sig, lambda sig=sig: (got.append(sig), task.cancel()))
+        console.print(_shown(plan.summary(batch), 1000))
+        if plan.warning:
+            Console(stderr=True, soft_wrap=True, highlight=False).print(
+                _labelled("warning:", "yellow", plan.warning)
+            )
+        samples = match_samples(specs[0], specs[1], pool, ruleset, seed, sandbox, batch, tc)
         with Progress(
             TextColumn("{task.description}", markup=False),
             BarColumn(),
@@ -917,12 +1015,12 @@ def compare(
             console=console,
             transient=as_json,
         ) as progress:
-            task = progress.add_task("LLR 0.00", total=budget)
+            task_id = progress.add_task("LLR 0.00", total=budget)
             async for sample in samples:
                 decision = decide(test, sample)
                 elo, low, high = test.elo()
                 progress.update(
-                    task,
+                    task_id,
                     completed=test.n,
                     description=(
                         f"LLR {test.llr:+.2f} [{test.lower:.2f}, {test.upper:.2f}]  "
@@ -937,16 +1035,30 @@ def compare(
     reason = ""
     try:
         decision = asyncio.run(run())
-    except KeyboardInterrupt:
-        raise _fail("interrupted", 130) from None
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        code = EXIT_TERMINATED if got and got[-1] == signal.SIGTERM else EXIT_INTERRUPTED
+        decision, reason = "interrupted", f"interrupted after {test.n} deals"
+        if not as_json:
+            raise _fail(reason, code) from None
+        result = verdict(test, decision, reason)
+        _compare_json(
+            {"new": specs[0].name, "old": specs[1].name, **result.to_dict(), **plan.to_dict()},
+            code,
+        )
+        raise _fail(reason, code) from None
+    except OSError as exc:
+        raise _compare_fail(
+            f"cannot run the referee: {exc}", EXIT_UNAVAILABLE, as_json, "could not run"
+        ) from None
     except (ImageBuildError, SandboxUnavailable) as exc:
-        raise _fail(str(exc)) from None
+        raise _compare_fail(str(exc), EXIT_UNAVAILABLE, as_json, "could not run") from None
     except Forfeited as exc:  # a crashing NEW is not better; a crashing OLD decides nothing
         decision, reason = ("not better" if exc.which == "NEW" else None), str(exc)
     result = verdict(test, decision, reason)
     if as_json:
-        sys.stdout.write(
-            json.dumps({"new": specs[0].name, "old": specs[1].name, **result.to_dict()}) + "\n"
+        _compare_json(
+            {"new": specs[0].name, "old": specs[1].name, **result.to_dict(), **plan.to_dict()},
+            result.exit_code,
         )
     else:
         console.print(

@@ -14,6 +14,7 @@ its stopping rule are the same code either way.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,10 +27,26 @@ from ..referee.session import TimeControl
 from .duplicate import rotated_deals
 from .sprt import SPRT
 
+# Exit codes of `arena compare`.  0, 1 and 2 are the verdicts CI scripts branch on; an
+# error is never one of them.  Bad input is 64 (EX_USAGE of sysexits.h), not click's 2:
+# 2 has always meant "undecided" here.
+EXIT_BETTER = 0
+EXIT_NOT_BETTER = 1
+EXIT_UNDECIDED = 2
+EXIT_BAD_INPUT = 64  # an option's value, a bot that cannot be found or loaded, the rules
+EXIT_UNAVAILABLE = 69  # EX_UNAVAILABLE: the test could not run here (sandbox, bot image)
+EXIT_INTERRUPTED = 130  # SIGINT (Ctrl-C); SIGTERM is 143
+EXIT_TERMINATED = 143
+
+# A run takes on average the expected count of samples; about 9 runs in 10 decide within
+# twice that (bench/compare.py measures 0.88–0.92 at the bounds and between them), so
+# that is the budget the command suggests.
+SAFE_BUDGET = 2.0
+
 
 @dataclass
 class Verdict:
-    decision: str  # "better" | "not better" | "undecided"
+    decision: str  # "better" | "not better" | "undecided" | "interrupted"
     samples: int
     llr: float
     lower: float
@@ -41,10 +58,82 @@ class Verdict:
 
     @property
     def exit_code(self) -> int:
-        return {"better": 0, "not better": 1}.get(self.decision, 2)
+        return {
+            "better": EXIT_BETTER,
+            "not better": EXIT_NOT_BETTER,
+            "interrupted": EXIT_INTERRUPTED,
+        }.get(self.decision, EXIT_UNDECIDED)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in vars(self).items()}
+        """Every field, floats rounded; a bound that is infinite (the interval before two
+        samples, e.g. when a bot forfeits in the first match) is None, so the JSON is
+        strict (no Infinity, which most parsers reject)."""
+        return {k: _finite(v) for k, v in vars(self).items()}
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 4) if math.isfinite(value) else None
+    return value
+
+
+@dataclass
+class Budget:
+    """What a test at these bounds should cost, against what it may spend."""
+
+    budget: int  # samples (deals): max_matches × batch
+    expected: dict[str, float]  # SPRT.asn(): at elo0, at elo1, halfway
+    warning: str | None  # set when the budget is below the expected count
+    max_matches: int  # the --max-matches that would give SAFE_BUDGET × the expected count
+    elo1: float | None  # or the --elo1 that the budget would give that (None: none would)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "budget": self.budget,
+            "expected_samples": {k: round(v, 1) for k, v in self.expected.items()},
+            "budget_warning": self.warning,
+        }
+
+    def summary(self, batch: int) -> str:
+        e = self.expected
+        return (
+            f"expected deals to a decision (Wald's estimate): {e['h0']:.0f} if NEW is no "
+            f"better (elo0), {e['h1']:.0f} if it is elo1 better, {e['midpoint']:.0f} halfway; "
+            f"about 9 runs in 10 decide within twice that. Budget: {self.budget} deals "
+            f"(--max-matches {self.budget // batch} × --batch {batch})."
+        )
+
+
+def plan_budget(test: SPRT, max_matches: int, batch: int) -> Budget:
+    """The test's expected length (:meth:`SPRT.asn`) against its budget, with advice when the
+    budget falls short: the --max-matches, or the wider --elo1, that would make it about
+    SAFE_BUDGET × the expected count.  Every expected count scales as 1/(elo1 − elo0)²."""
+    budget = max_matches * batch
+    expected = test.asn()
+    worst = max(expected["h0"], expected["h1"])
+    safe_matches = math.ceil(SAFE_BUDGET * worst / batch)
+    elo1 = None
+    widen = test.elo0 + (test.elo1 - test.elo0) * math.sqrt(SAFE_BUDGET * worst / budget)
+    for candidate in (math.ceil(widen), math.ceil(widen) + 1, math.ceil(widen * 1.1)):
+        wider = SPRT(test.elo0, candidate, test.alpha, test.beta).asn()
+        if SAFE_BUDGET * max(wider["h0"], wider["h1"]) <= budget:
+            elo1 = float(candidate)
+            break
+    warning = None
+    if budget < worst:
+        warning = (
+            f"the budget of {budget} deals is below the {worst:.0f} a decision takes on "
+            f"average at these bounds: most runs will end undecided (exit {EXIT_UNDECIDED}). "
+            f"For about 9 decisions in 10, use --max-matches {safe_matches}"
+            + (
+                f", or test a coarser difference: --elo1 {elo1:g}"
+                + (f" (with --elo0 {test.elo0:g})" if test.elo0 else "")
+                if elo1 is not None
+                else ""
+            )
+            + "."
+        )
+    return Budget(budget, expected, warning, safe_matches, elo1)
 
 
 class Forfeited(Exception):

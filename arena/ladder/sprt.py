@@ -13,6 +13,9 @@ normal model with the variance estimated from the sample is
 
 and the test stops at LLR ≤ ln(β / (1 − α)) (H0: not better) or LLR ≥ ln((1 − β) / α)
 (H1: better).
+
+How many samples that takes on average is :meth:`SPRT.expected_samples` (Wald's
+approximation in the same model).
 """
 
 from __future__ import annotations
@@ -89,6 +92,53 @@ class SPRT:
         if llr <= self.lower:
             return "H0"
         return None
+
+    def expected_samples(self, nelo: float) -> float:
+        """Wald's approximation of the average sample number (ASN): how many samples the test
+        takes on average to decide when NEW's true normalized Elo is ``nelo``.
+
+        In the model above, with d0, d1 the bounds' normalized effects, Δ = d1 − d0 and the
+        variance known, the LLR is a sum over samples x of z = Δ · x/σ − (d1² − d0²)/2 (the
+        formula above with t̂ = x̄/σ).  When the true normalized effect is t = nelo · ln 10 /
+        800, z has mean m = Δ · (2t − d0 − d1) / 2 and variance Δ².  With a = ln(β/(1 − α))
+        and b = ln((1 − β)/α) the stopping bounds, Wald's approximation (no overshoot) is
+
+            E[N] = (L · a + (1 − L) · b) / m,   L = (e^(h·b) − 1) / (e^(h·b) − e^(h·a)),
+            h = −2m / Δ²,
+
+        where L is the chance of accepting H0.  At the bounds themselves L = 1 − α (at
+        elo0) and L = β (at elo1), so
+
+            E0[N] = ((1 − α) · a + α · b) / (−Δ²/2),   E1[N] = (β · a + (1 − β) · b) / (Δ²/2),
+
+        and halfway between them (m = 0, the slowest case) E[N] = −a · b / Δ².  Every
+        case scales as 1/Δ²: halving elo1 − elo0 takes four times the samples.  The
+        estimated variance and the overshoot over a bound make real tests take a little
+        longer (``bench/compare.py`` measures it); never fewer than the 2 samples a
+        variance needs.
+        """
+        d0, d1 = self.elo0 / NELO_SCALE, self.elo1 / NELO_SCALE
+        delta = d1 - d0
+        a, b = self.lower, self.upper
+        m = delta * (2 * nelo / NELO_SCALE - d0 - d1) / 2
+        h = -2 * m / (delta * delta)
+        if abs(h * (b - a)) < 1e-6:  # m ≈ 0: the formula's limit (its error is below 1e-6)
+            return max(2.0, -a * b / (delta * delta))
+        # L as above, rewritten so that no exponent is positive (no overflow far from the
+        # bounds) and with expm1 where two terms near 1 would cancel
+        if h > 0:
+            accept_h0 = math.expm1(-h * b) / math.expm1(h * (a - b))
+        else:
+            accept_h0 = (math.expm1(h * (b - a)) - math.expm1(-h * a)) / math.expm1(h * (b - a))
+        return max(2.0, (accept_h0 * a + (1 - accept_h0) * b) / m)
+
+    def asn(self) -> dict[str, float]:
+        """:meth:`expected_samples` at elo0 (H0 true), at elo1 (H1 true) and halfway."""
+        return {
+            "h0": self.expected_samples(self.elo0),
+            "h1": self.expected_samples(self.elo1),
+            "midpoint": self.expected_samples((self.elo0 + self.elo1) / 2),
+        }
 
     def elo(self, z: float = 1.959964) -> tuple[float, float, float]:
         """Normalized Elo estimate with its (1 − 2·Φ(−z)) interval."""

@@ -192,8 +192,8 @@ def test_match_with_a_bot_that_fails_to_start(tmp_path):
     )
     assert proc.returncode == 3
     assert "bot 'broken' (seat 0) failed to start" in proc.stderr and "no luck" in proc.stderr
-    result = json.loads(proc.stdout)  # the match was still played to the end
-    assert result["seats"][0]["forfeit"] and len(result["hands"]) == 1
+    result = json.loads(proc.stdout)  # stopped before the first hand: nothing to rate
+    assert result["seats"][0]["forfeit"] and result["hands"] == [] and result["aborted"]
 
 
 def test_replay_rejects_garbage(tmp_path):
