@@ -4,6 +4,7 @@ import itertools
 import json
 import math
 import random
+import selectors
 import signal
 import subprocess
 import sys
@@ -148,6 +149,9 @@ def test_an_interrupted_test_still_prints_json(sig, code):
         text=True,
     )
     try:
+        with selectors.DefaultSelector() as ready:  # never wait for ever on a line
+            ready.register(proc.stderr, selectors.EVENT_READ)
+            assert ready.select(timeout=60), "nothing on stderr within 60 s"
         assert "expected deals" in proc.stderr.readline()  # printed as the test starts
         time.sleep(1.5)
         proc.send_signal(sig)
