@@ -927,20 +927,21 @@ def compare(
 ) -> None:
     """Is NEW better than OLD? A sequential test on paired deals.
 
-    NEW and OLD each play the same deals in the same seats against the same opponents; a
-    sample is NEW's points minus OLD's on one deal. Before it starts it prints how many
-    deals a decision takes on average at these bounds, and warns when the budget
-    (--max-matches × --batch deals) is below that. Example: arena compare heuristic greedy
-    --elo1 100 --max-matches 60
+    NEW and OLD each play the same deals in the same seats against the same
+    opponents; a sample is NEW's points minus OLD's on one deal. First it prints
+    how many deals a decision takes on average at these bounds (Wald's estimate),
+    and warns when the budget, --max-matches × --batch deals, is below that.
+
+    Example: arena compare heuristic greedy --elo1 50 --max-matches 128
 
     \b
     Exit codes:
       0    better (H1 accepted)
       1    not better (H0 accepted; also when NEW forfeits a match)
       2    undecided at the budget (or OLD forfeited a match)
-      64   bad input: an option's value, an unknown option, a bot that cannot be
-           found or loaded, the rules (EX_USAGE; not 2, which means undecided)
-      69   the test could not run here: no sandbox, a bot image that fails to build
+      64   bad input: an option's value, an unknown option, a bot that cannot
+           be found or loaded, the rules (EX_USAGE; not 2, which is undecided)
+      69   the test could not run here: no sandbox, a bot image fails to build
       130  interrupted (143: terminated); with --json, the test so far
     """
     import asyncio

@@ -39,8 +39,8 @@ EXIT_INTERRUPTED = 130  # SIGINT (Ctrl-C); SIGTERM is 143
 EXIT_TERMINATED = 143
 
 # A run takes on average the expected count of samples; about 9 runs in 10 decide within
-# twice that (bench/compare.py measures 0.88–0.92 at the bounds and between them), so
-# that is the budget the command suggests.
+# twice that (bench/compare.py measures 0.85–0.94 at the bounds and between them, more
+# beyond them), so that is the budget the command suggests.
 SAFE_BUDGET = 2.0
 
 
@@ -82,6 +82,7 @@ class Budget:
     """What a test at these bounds should cost, against what it may spend."""
 
     budget: int  # samples (deals): max_matches × batch
+    bounds: tuple[float, float]  # elo0, elo1
     expected: dict[str, float]  # SPRT.asn(): at elo0, at elo1, halfway
     warning: str | None  # set when the budget is below the expected count
     max_matches: int  # the --max-matches that would give SAFE_BUDGET × the expected count
@@ -95,12 +96,13 @@ class Budget:
         }
 
     def summary(self, batch: int) -> str:
-        e = self.expected
+        e, (elo0, elo1) = self.expected, self.bounds
         return (
-            f"expected deals to a decision (Wald's estimate): {e['h0']:.0f} if NEW is no "
-            f"better (elo0), {e['h1']:.0f} if it is elo1 better, {e['midpoint']:.0f} halfway; "
-            f"about 9 runs in 10 decide within twice that. Budget: {self.budget} deals "
-            f"(--max-matches {self.budget // batch} × --batch {batch})."
+            f"expected deals to a decision (Wald's estimate): {e['h0']:.0f} if NEW is "
+            f"{elo0:+g} normalized Elo (elo0), {e['h1']:.0f} if {elo1:+g} (elo1), "
+            f"{e['midpoint']:.0f} halfway; about 9 runs in 10 decide within twice that. "
+            f"Budget: {self.budget} deals (--max-matches {self.budget // batch} × --batch "
+            f"{batch})."
         )
 
 
@@ -133,7 +135,7 @@ def plan_budget(test: SPRT, max_matches: int, batch: int) -> Budget:
             )
             + "."
         )
-    return Budget(budget, expected, warning, safe_matches, elo1)
+    return Budget(budget, (test.elo0, test.elo1), expected, warning, safe_matches, elo1)
 
 
 class Forfeited(Exception):

@@ -111,11 +111,12 @@ class SPRT:
 
             E0[N] = ((1 − α) · a + α · b) / (−Δ²/2),   E1[N] = (β · a + (1 − β) · b) / (Δ²/2),
 
-        and halfway between them (m = 0, the slowest case) E[N] = −a · b / Δ².  Every
-        case scales as 1/Δ²: halving elo1 − elo0 takes four times the samples.  The
-        estimated variance and the overshoot over a bound make real tests take a little
-        longer (``bench/compare.py`` measures it); never fewer than the 2 samples a
-        variance needs.
+        and halfway between them (m = 0: the slowest case when α = β, near it otherwise)
+        E[N] = −a · b / Δ².  Every case scales as 1/Δ²: halving elo1 − elo0 takes four
+        times the samples.  Real tests differ a little: the overshoot over a bound
+        lengthens them, the variance estimated from few samples lets some stop early
+        (``bench/compare.py`` measures means 0–12% below this).  Never fewer than the 2
+        samples a variance needs.
         """
         d0, d1 = self.elo0 / NELO_SCALE, self.elo1 / NELO_SCALE
         delta = d1 - d0
