@@ -36,6 +36,11 @@ RulesOpt = Annotated[
         help=f"Preset ({', '.join(PRESETS)}) or a JSON file of rule options.",
     ),
 ]
+# the time control, the same options wherever bots are refereed (TimeControl's fields)
+MoveMsOpt = Annotated[int, typer.Option(min=1, help="Time allowed per move.")]
+BankMsOpt = Annotated[int, typer.Option(min=0, help="Time bank per seat per match.")]
+StartupMsOpt = Annotated[int, typer.Option(min=1, help="Time from launch to a bot's Hello.")]
+MaxStrikesOpt = Annotated[int, typer.Option(min=1, help="Faults before a seat forfeits.")]
 SetOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -156,12 +161,10 @@ def match(
             "or inproc (trusted bots only)."
         ),
     ] = "auto",
-    move_ms: Annotated[int, typer.Option(min=1, help="Time allowed per move.")] = 1000,
-    bank_ms: Annotated[int, typer.Option(min=0, help="Time bank per seat per match.")] = 10_000,
-    startup_ms: Annotated[
-        int, typer.Option(min=1, help="Time from launch to a bot's Hello.")
-    ] = 15_000,
-    max_strikes: Annotated[int, typer.Option(min=1, help="Faults before a seat forfeits.")] = 3,
+    move_ms: MoveMsOpt = 1000,
+    bank_ms: BankMsOpt = 10_000,
+    startup_ms: StartupMsOpt = 15_000,
+    max_strikes: MaxStrikesOpt = 3,
     memory_mb: Annotated[
         int | None,
         typer.Option(
@@ -647,7 +650,7 @@ def ladder_run(
     jobs: Annotated[
         int | None, typer.Option(min=1, help="Matches at once (default: cores).")
     ] = None,
-    move_ms: Annotated[int, typer.Option(min=1)] = 1000,
+    move_ms: MoveMsOpt = 1000,
     executor: Annotated[str, typer.Option(help="local (a pool in this process) or ray.")] = "local",
     ray_address: Annotated[
         str | None, typer.Option(help="Ray cluster address (default: a local Ray runtime).")
@@ -910,12 +913,10 @@ def compare(
         ),
     ] = None,
     sandbox: Annotated[str, typer.Option(help="auto, docker, process or inproc.")] = "auto",
-    move_ms: Annotated[int, typer.Option(min=1, help="Time allowed per move.")] = 1000,
-    bank_ms: Annotated[int, typer.Option(min=0, help="Time bank per seat per match.")] = 10_000,
-    startup_ms: Annotated[
-        int, typer.Option(min=1, help="Time from launch to a bot's Hello.")
-    ] = 15_000,
-    max_strikes: Annotated[int, typer.Option(min=1, help="Faults before a seat forfeits.")] = 3,
+    move_ms: MoveMsOpt = 1000,
+    bank_ms: BankMsOpt = 10_000,
+    startup_ms: StartupMsOpt = 15_000,
+    max_strikes: MaxStrikesOpt = 3,
     as_json: Annotated[
         bool,
         typer.Option(

@@ -52,6 +52,21 @@ def by_rotation(hands: int, rotations: int) -> list[list[int]]:
     return [list(range(r, hands, rotations)) for r in range(rotations)]
 
 
+def _running_totals(hands: list[dict[str, Any]], players: int) -> list[int]:
+    """Set each hand's ``cumulative`` from its ``scores`` in order; returns the totals."""
+    running = [0] * players
+    for hand in hands:
+        running = [a + b for a, b in zip(running, hand["scores"], strict=True)]
+        hand["cumulative"] = list(running)
+    return running
+
+
+def _place(seats: list[dict[str, Any]]) -> None:
+    """Places by score, ties sharing one (as ``Game.places``)."""
+    for seat in seats:
+        seat["place"] = 1 + sum(1 for o in seats if o["score"] > seat["score"])
+
+
 def merge_segments(
     summaries: list[dict[str, Any]], segments: list[list[int]], turn_ms: list[float]
 ) -> dict[str, Any]:
@@ -65,10 +80,7 @@ def merge_segments(
         for hand in summary["hands"]:
             hands.append({**hand, "hand": seg[hand["hand"]]})
     hands.sort(key=lambda h: h["hand"])
-    running = [0] * len(first["seats"])
-    for hand in hands:
-        running = [a + b for a, b in zip(running, hand["scores"], strict=True)]
-        hand["cumulative"] = list(running)
+    running = _running_totals(hands, len(first["seats"]))
     seats = []
     for i, seat in enumerate(first["seats"]):
         mine = [s["seats"][i] for s in summaries]
@@ -97,8 +109,7 @@ def merge_segments(
                 "connected": all(s.get("connected", True) for s in mine),
             }
         )
-    for seat in seats:
-        seat["place"] = 1 + sum(1 for o in seats if o["score"] > seat["score"])
+    _place(seats)
     rules = dict(first["rules"])
     if rules.get("match_end") == "hands":
         rules["match_end_value"] = len(hands)
@@ -128,10 +139,7 @@ def split_match(summary: dict[str, Any], sizes: list[int]) -> list[dict[str, Any
     out = []
     for j, (lo, hi) in enumerate(itertools.pairwise(bounds)):
         hands = [{**h, "hand": h["hand"] - lo} for h in summary["hands"][lo:hi]]
-        running = [0] * len(summary["seats"])
-        for hand in hands:
-            running = [a + b for a, b in zip(running, hand["scores"], strict=True)]
-            hand["cumulative"] = list(running)
+        running = _running_totals(hands, len(summary["seats"]))
         seats = []
         for i, seat in enumerate(summary["seats"]):
             lost = [h - lo for h in seat.get("forfeit_hands", []) if lo <= h < hi]
@@ -154,8 +162,7 @@ def split_match(summary: dict[str, Any], sizes: list[int]) -> list[dict[str, Any
                     "faults": faults,
                 }
             )
-        for seat in seats:
-            seat["place"] = 1 + sum(1 for o in seats if o["score"] > seat["score"])
+        _place(seats)
         rules = dict(summary["rules"])
         if rules.get("match_end") == "hands":
             rules["match_end_value"] = len(hands)
