@@ -207,8 +207,9 @@ async def play_batch(
             for e in (json.loads(line) for line in record.read_text().splitlines())
             if e["type"] == "turn"
         ]
-    if len(jobs) == 1:
-        return [(summary, moves)]
+    if len(jobs) == 1 or summary.get("aborted"):
+        # aborted: a bot did not start, so none of it is kept (run_pending puts it back)
+        return [(summary, moves) for _ in jobs]
     out = []
     lo = 0
     for job, part in zip(jobs, split_match(summary, sizes), strict=True):

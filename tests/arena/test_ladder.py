@@ -251,6 +251,20 @@ def test_a_bot_that_cannot_start_stops_the_ladder_and_is_never_rated(tmp_path):
     assert "crash_at_start" not in shown.stdout
 
 
+def test_a_bot_that_cannot_start_in_a_later_rotation_of_a_batch_stops_the_ladder(tmp_path):
+    """Its first rotation played, the next fresh instance fails at start: the batch is put
+    back whole, nothing is rated, and the ladder stops with the bot's own error."""
+    late = str(ROOT / "tests" / "adversarial" / "bots" / "second_rotation_crash.py")
+    db = tmp_path / "l.db"
+    proc = arena(
+        "ladder", "run", "--db", str(db), "--sandbox", "process", "--deals", "1",
+        "--rounds", "2", "--jobs", "1", "--bots", *SAMPLES[:2], late,
+    )  # fmt: skip
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "cannot start" in proc.stderr and "broken on purpose" in proc.stderr, proc.stderr
+    assert statuses(str(db)) == {"pending": 2}
+
+
 def test_a_bot_that_leaves_after_its_hello_forfeits_and_cannot_void_the_match(tmp_path):
     """Leaving after Hello (having seen who it plays) is a forfeit, rated as last place:
     if it counted as "cannot start", any bot could void the matches it dislikes."""
