@@ -25,6 +25,10 @@ from .sandbox import make_sandbox
 from .sandbox.base import BotHandle, Credentials, SandboxUnavailable
 from .text import printable
 
+LATE_START_S = 30.0
+"""How long a finished match waits for the starts it cut off, to stop what they made (a
+sandbox stalled longer leaves its leftovers to ``arena sandbox gc``)."""
+
 
 def failed_to_start(summary: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
     """The seats whose bot never sent its Hello (it ended before connecting, or never
@@ -222,6 +226,7 @@ async def run_match(
     handles: list[list[BotHandle]] = [[] for _ in plan]
     watchers: list[asyncio.Task] = []
     stopping: list[asyncio.Task] = []
+    late: list[asyncio.Future[BotHandle]] = []  # starts cut off (allowance, Ctrl-C)
     base_id = secrets.token_hex(8)
     try:
         # one socket per seat and segment, each in its own folder: a bot sees only its own
@@ -268,14 +273,22 @@ async def run_match(
                         on_remote(Credentials(tcp_address, session.match_id, i, token), bot.name)
                     continue
                 creds = Credentials(addresses[k][i], session.match_id, i, token)
-                try:  # every step of a start is under the startup allowance
-                    handle = await asyncio.wait_for(
-                        box.start(bot, creds, workdir), session.tc.startup_ms / 1000
-                    )
+                # every step of a start is under the startup allowance; a start cut off is
+                # not cancelled (a sandbox's calls cannot be taken back: the bot or its
+                # container may appear later) but kept, and what it makes is stopped below
+                starting = asyncio.ensure_future(box.start(bot, creds, workdir))
+                late.append(starting)  # until its handle is ours (Ctrl-C may come first)
+                done, _ = await asyncio.wait([starting], timeout=session.tc.startup_ms / 1000)
+                if not done:
+                    session.process_exited(i, "the sandbox could not start it: timed out", True)
+                    continue
+                late.remove(starting)
+                try:
+                    handle = starting.result()
                 except SandboxUnavailable:
                     raise  # the arena's configuration, not the bot: nothing can play
-                except Exception as exc:  # the engine failed or stalled: this seat's fault
-                    why = "timed out" if isinstance(exc, TimeoutError) else printable(exc, 300)
+                except Exception as exc:  # the engine failed: this seat's fault
+                    why = printable(exc, 300)
                     session.process_exited(i, f"the sandbox could not start it: {why}", True)
                     continue
                 handles[k].append(handle)
@@ -321,6 +334,9 @@ async def run_match(
             t.cancel()
         for row in handles:
             await _stop_all(row)
+        if late:  # what a cut-off start made after all: stopped like the rest
+            done, _ = await asyncio.wait(late, timeout=LATE_START_S)
+            await _stop_all([t.result() for t in done if not t.cancelled() and not t.exception()])
         for t in stopping:
             with contextlib.suppress(BaseException):
                 await t

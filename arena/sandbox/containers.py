@@ -217,27 +217,7 @@ class DockerSandbox(Sandbox):
                 raise
             return container
 
-        # the engine's calls are not cancellable: when the caller gives up (the startup
-        # allowance ran out, Ctrl-C), a container that appears afterwards is removed then
-        work = asyncio.ensure_future(asyncio.to_thread(create_and_start))
-        try:
-            return DockerHandle(await asyncio.shield(work))
-        except asyncio.CancelledError:
-            work.add_done_callback(_remove_when_done)
-            raise
-
-
-def _remove_when_done(work: asyncio.Future[Any]) -> None:
-    """A start that finished after its caller gave up: remove what it made (off the loop)."""
-    if work.cancelled() or work.exception() is not None:
-        return
-    container = work.result()
-
-    def remove() -> None:
-        with contextlib.suppress(Exception):
-            container.remove(force=True)
-
-    threading.Thread(target=remove, name="docker-remove", daemon=True).start()
+        return DockerHandle(await asyncio.to_thread(create_and_start))
 
 
 def match_alive(folder: Path) -> bool:

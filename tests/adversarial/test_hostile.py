@@ -231,3 +231,23 @@ def test_sandbox_gc_removes_leftovers_and_spares_running_matches(tmp_path):
 
         shutil.rmtree(alive, ignore_errors=True)
         shutil.rmtree(dead, ignore_errors=True)
+
+
+def test_a_start_cut_off_by_the_startup_allowance_leaves_nothing_behind(backend):
+    """A 1 ms allowance cuts off every start in the middle (the sandbox's calls cannot be
+    taken back): the match ends before its first hand, and a bot or container that came
+    into being after the arena gave up is stopped and removed all the same."""
+    specs = [resolve(str(BOTS / "good.py"))] * 4
+    control = TimeControl(move_ms=1500, bank_ms=1000, startup_ms=1)
+    result = asyncio.run(run_match(specs, RULES, 3, control, backend, all_must_start=True))
+    assert result["aborted"] and result["hands"] == []
+    assert all(not s["connected"] for s in result["seats"])
+    for seat in result["seats"]:  # cut off while starting, or started but too late to say Hello
+        (fault,) = seat["faults"]
+        assert "could not start it: timed out" in fault["detail"] or (
+            "never connected within the startup allowance (1 ms)" in fault["detail"]
+        ), fault
+    deadline = time.monotonic() + 30
+    while leftovers(result["match_id"], "good.py") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert leftovers(result["match_id"], "good.py") == []
