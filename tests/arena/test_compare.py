@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+import typer
 
+from arena import cli
 from arena.ladder.compare import engine_samples, plan_budget, run_engine_compare
 from arena.ladder.sprt import NELO_SCALE, SPRT
 from bigtwo import RuleSet
@@ -182,6 +184,31 @@ def test_false_positive_rate_of_random_against_itself_stays_near_alpha():
     assert better / runs <= 0.10  # alpha = 0.05 plus sampling error over 60 runs
 
 
+@pytest.mark.parametrize("elo1", [150.0, 100.0])
+def test_few_deals_never_decide_on_a_tiny_variance_estimate(elo1):
+    """With no minimum, a test decided after 2–3 samples whose spread happened to be small
+    (|t̂| huge): a NEW equal to OLD was called "better" 12% (elo1 150) and 11% (elo1 100) of
+    the time at α = 0.05.  2,000 tests on normal samples of true effect 0: the rate must be
+    within three standard errors of α, and no test decides before its minimum."""
+    rng = random.Random(f"minimum/{elo1}")
+    runs, better, shortest = 2000, 0, math.inf
+    for _ in range(runs):
+        samples = (rng.gauss(0.0, 1.0) for _ in itertools.count())
+        verdict = run_engine_compare(samples, SPRT(elo0=0, elo1=elo1, alpha=0.05), 100_000)
+        better += verdict.decision == "better"
+        shortest = min(shortest, verdict.samples)
+    assert better / runs <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / runs)
+    assert shortest >= SPRT().minimum == 16
+
+
+def test_the_minimum_is_checked():
+    with pytest.raises(ValueError, match="minimum"):
+        SPRT(minimum=1)
+    test = SPRT(elo0=0, elo1=150, minimum=5)
+    decisions = [test.add(x) for x in (1.0, 1.01, 0.99, 1.0, 1.02)]  # t̂ ≈ 100
+    assert decisions == [None] * 4 + ["H1"]
+
+
 def wald_asn(elo0, elo1, alpha, beta):
     """Wald's average sample numbers written out from the closed forms at H0, H1 and m = 0."""
     a, b = math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
@@ -207,7 +234,7 @@ def test_expected_samples_are_walds_approximation(elo0, elo1, alpha, beta):
     # smooth through the midpoint (where the general formula is 0/0), finite far away
     near = [test.expected_samples((elo0 + elo1) / 2 + eps) for eps in (-1e-7, 1e-9, 1e-7, 1e-3)]
     assert near == pytest.approx([mid] * 4, rel=1e-4)
-    assert test.expected_samples(1e6) == 2.0 and test.expected_samples(-1e6) == 2.0
+    assert test.expected_samples(1e6) == 16.0 and test.expected_samples(-1e6) == 16.0  # minimum
     # a true difference far above elo1 decides quickly, one in between slowly
     assert test.expected_samples(elo1 + 300) < asn["h1"] < asn["midpoint"] * 1.0001
 
@@ -236,7 +263,7 @@ def test_expected_samples_match_the_test_on_normal_samples(true_elo):
 
 
 def test_a_budget_too_small_for_the_bounds_is_warned_about_with_advice():
-    proc = compare("--max-matches", "1", "--batch", "1", "random", "greedy")
+    proc = compare("--elo1", "10", "--max-matches", "1", "--batch", "1", "random", "greedy")
     verdict = strict_json(proc.stdout)
     assert verdict["budget"] == 1
     assert verdict["expected_samples"]["h0"] == pytest.approx(6397.7, abs=0.1)
@@ -244,6 +271,18 @@ def test_a_budget_too_small_for_the_bounds_is_warned_about_with_advice():
     assert "warning: the budget of 1 deals is below the 6398" in proc.stderr
     assert "--max-matches 12796" in proc.stderr  # twice the expected count
     assert verdict["budget_warning"] and "most runs will end undecided" in verdict["budget_warning"]
+
+
+def test_the_default_budget_covers_the_default_bounds():
+    """At elo1 10 and 50 × 4 deals (the old defaults) every run warned; the defaults must
+    give about 9 decisions in 10 without a word of advice."""
+    params = {p.name: p.default for p in typer.main.get_command(cli.app).commands["compare"].params}
+    test = SPRT(
+        elo0=params["elo0"], elo1=params["elo1"], alpha=params["alpha"], beta=params["beta"]
+    )
+    plan = plan_budget(test, params["max_matches"], params["batch"])
+    assert plan.warning is None
+    assert plan.budget >= 2 * max(plan.expected["h0"], plan.expected["h1"])
 
 
 def test_no_warning_when_the_budget_covers_the_bounds():
@@ -254,7 +293,7 @@ def test_no_warning_when_the_budget_covers_the_bounds():
     assert verdict["expected_samples"]["h1"] == pytest.approx(28.4, abs=0.1)
 
 
-@pytest.mark.parametrize(("elo1", "matches", "batch"), [(10, 50, 4), (5, 25, 4), (50, 3, 2)])
+@pytest.mark.parametrize(("elo1", "matches", "batch"), [(10, 50, 4), (5, 25, 4), (50, 20, 2)])
 def test_the_advice_would_reach_a_decision(elo1, matches, batch):
     plan = plan_budget(SPRT(elo0=0, elo1=elo1), matches, batch)
     worst = max(plan.expected["h0"], plan.expected["h1"])
