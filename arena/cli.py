@@ -189,6 +189,13 @@ def match(
             "bots are started by hand. Unencrypted: use on a trusted network.",
         ),
     ] = None,
+    logs: Annotated[
+        Path | None,
+        typer.Option(
+            help="Keep what each bot printed (stdout and stderr, up to about 1 MiB per bot) "
+            "in this folder as seat<N>-<bot>.log.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON only.")] = False,
 ) -> None:
     """Referee a match between bots, each in its own sandbox, over gRPC.
@@ -222,6 +229,8 @@ def match(
         raise _fail("a remote seat needs --listen HOST:PORT")
     if record is not None and (record.is_dir() or not record.parent.is_dir()):
         raise _fail(f"--record {record}: not a writable file path")
+    if logs is not None and logs.exists() and not logs.is_dir():
+        raise _fail(f"--logs {logs}: not a folder")
     tc = TimeControl(
         move_ms=move_ms, bank_ms=bank_ms, startup_ms=startup_ms, max_strikes=max_strikes
     )
@@ -263,6 +272,7 @@ def match(
             on_remote=show_remote,
             limits={"memory_mb": memory_mb, "pids": pids, "cpus": cpus},
             all_must_start=True,  # a bot that cannot start stops it before the first hand
+            log_dir=logs,
         )
 
     try:
@@ -283,6 +293,7 @@ def match(
     elif not summary.get("aborted"):
         _print_standings(console, summary)
         _print_faults(console, summary)
+        _print_logs(console, summary)
         limits = ", ".join(f"{k} {v}" for k, v in summary.get("sandbox_limits", {}).items())
         chosen = " (chosen by --sandbox auto)" if sandbox == "auto" else ""
         console.print(
@@ -304,7 +315,8 @@ def match(
                     "error:",
                     "red",
                     f"bot '{printable(s['bot'], 60)}' (seat {s['seat']}) failed to start: "
-                    f"{printable(detail, 600)}",
+                    f"{printable(detail, 600)}"
+                    + (f" (its output: {printable(s['log'], 300)})" if s.get("log") else ""),
                 )
             )
         raise typer.Exit(3)
@@ -354,26 +366,56 @@ def _print_standings(console: Console, summary: dict) -> None:
 
 
 def _print_faults(console: Console, summary: dict, per_seat: int = 5) -> None:
-    """Each seat's first faults with their details (a detail may quote the bot)."""
+    """Each seat's faults with their reasons (the exception and where in the author's
+    files, the refusal of a move), the same fault repeated shown once with its count and
+    where it happened; a reason may quote the bot, so it is escaped and capped."""
     seats = [s for s in summary["seats"] if s["faults"]]
     if not seats:
         return
     console.print("faults:")
     for s in seats:
-        for f in s["faults"][:per_seat]:
-            where = "" if f["hand"] is None else f" hand {f['hand'] + 1}"
-            where += "" if f["turn"] is None else f" turn {f['turn']}"
+        same: dict[tuple[str, str], list[dict]] = {}
+        for f in s["faults"]:
+            same.setdefault((f["kind"], f["detail"]), []).append(f)
+        for (kind, detail), faults in list(same.items())[:per_seat]:
+            places = [
+                " ".join(
+                    ([] if f["hand"] is None else [f"hand {f['hand'] + 1}"])
+                    + ([] if f["turn"] is None else [f"turn {f['turn']}"])
+                )
+                or "outside a hand"
+                for f in faults[:3]
+            ]
+            count = f" ×{len(faults)}" if len(faults) > 1 else ""
+            more = ", …" if len(faults) > 3 else ""
             console.print(
                 _shown(
-                    f"  seat {s['seat']} {printable(s['bot'], 40)}: {f['kind']}{where}: "
-                    f"{printable(f['detail'], 500)}",
+                    f"  seat {s['seat']} {printable(s['bot'], 40)}: {kind}{count} "
+                    f"({', '.join(places)}{more}): {printable(detail, 500)}",
                     700,
                 )
             )
-        if len(s["faults"]) > per_seat:
+        if len(same) > per_seat:
             console.print(
-                f"  seat {s['seat']}: {len(s['faults']) - per_seat} more (--json lists all)"
+                f"  seat {s['seat']}: {len(same) - per_seat} more different faults "
+                "(--json lists all)"
             )
+
+
+def _print_logs(console: Console, summary: dict) -> None:
+    """Where each seat's output was kept (``arena match --logs``)."""
+    seats = [s for s in summary["seats"] if s.get("log")]
+    if not seats:
+        return
+    console.print("logs (what each bot printed):")
+    for s in seats:
+        try:
+            size = f"{Path(s['log']).stat().st_size:,} bytes"
+        except OSError:
+            size = "missing"
+        console.print(
+            _shown(f"  seat {s['seat']} {printable(s['bot'], 40)}: {s['log']} ({size})", 700)
+        )
 
 
 @app.command()
@@ -898,24 +940,12 @@ def compare(
     elo0: Annotated[
         float, typer.Option(help="H0: NEW is this much better (normalized Elo).")
     ] = 0.0,
-    elo1: Annotated[
-        float,
-        typer.Option(
-            help="H1: NEW is this much better. The default, 50, takes 256 deals on average; "
-            "each halving of elo1 − elo0 takes four times as many."
-        ),
-    ] = 50.0,
+    elo1: Annotated[float, typer.Option(help="H1: NEW is this much better.")] = 10.0,
     alpha: Annotated[float, typer.Option(help="False positive rate.")] = 0.05,
     beta: Annotated[float, typer.Option(help="False negative rate.")] = 0.05,
     max_matches: Annotated[
-        int,
-        typer.Option(
-            min=1,
-            help="Budget: pairs of matches (each pair plays --batch deals). The default, "
-            "128 × 4 = 512 deals, twice the average at the default bounds, decides about 9 "
-            "tests in 10.",
-        ),
-    ] = 128,
+        int, typer.Option(min=1, help="Budget: pairs of matches (each pair plays --batch deals).")
+    ] = 50,
     batch: Annotated[int, typer.Option(min=1, help="Deals per match.")] = 4,
     seed: Annotated[
         str | None,

@@ -23,6 +23,7 @@ from .referee.service import RefereeServer
 from .referee.session import MatchSession, SeatSpec, TimeControl, round_trip_stats
 from .sandbox import make_sandbox
 from .sandbox.base import BotHandle, Credentials, SandboxUnavailable
+from .seatlogs import SeatLogs
 from .text import printable
 
 LATE_START_S = 30.0
@@ -196,6 +197,7 @@ async def run_match(
     deals: list[list[list[int]]] | None = None,
     segments: list[list[int]] | None = None,
     all_must_start: bool = False,
+    log_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Play one match; returns the result summary (see MatchSession.summary).
 
@@ -210,7 +212,11 @@ async def run_match(
     result numbers hands by their index in ``deals``.
 
     Remote seats (``BotSpec.remote``) need ``listen_tcp``; ``on_remote(credentials, name)``
-    is told how each may connect, and should show it to whoever starts that bot."""
+    is told how each may connect, and should show it to whoever starts that bot.
+
+    ``log_dir``: keep each seat's output there (see ``arena.seatlogs``); each seat's
+    ``log`` in the result and the record's header names its file.  Without it, what a bot
+    prints lives only as long as its instance (its last words name its faults)."""
     if any(b.remote for b in bots) and not listen_tcp:
         raise ValueError("a remote seat needs a TCP address to listen on (--listen HOST:PORT)")
     if segments is not None:
@@ -227,6 +233,20 @@ async def run_match(
     watchers: list[asyncio.Task] = []
     stopping: list[asyncio.Task] = []
     late: list[asyncio.Future[BotHandle]] = []  # starts cut off (allowance, Ctrl-C)
+    logs: SeatLogs | None = None
+    log_of: dict[BotHandle, tuple[int, int]] = {}  # handle -> (seat, segment)
+
+    def save_log(handle: BotHandle) -> None:
+        """After a stop: what that instance wrote goes to its seat's log."""
+        seat, k = log_of.pop(handle, (None, 0))
+        if logs is not None and seat is not None and handle.output is not None:
+            label = f"seat {seat}, instance {k + 1} of {len(plan)}" if len(plan) > 1 else None
+            # tracebacks name the author's files, not the sandbox's copy (bytes kept as is)
+            text = handle.output.decode("utf-8", "surrogateescape")
+            output = as_authored(bots[seat], text).encode("utf-8", "surrogateescape")
+            with contextlib.suppress(OSError):
+                logs.append(seat, output, label)
+
     base_id = secrets.token_hex(8)
     try:
         # one socket per seat and segment, each in its own folder: a bot sees only its own
@@ -243,11 +263,14 @@ async def run_match(
             addresses.append(row)
         tcp_address = server.listen_tcp(listen_tcp) if listen_tcp else None
         box = make_sandbox(sandbox, **(limits or {}))
+        if log_dir is not None:  # inproc bots print to the referee's own terminal
+            box.keep_output = True
+            logs = SeatLogs(log_dir, names, [not b.remote and box.name != "inproc" for b in bots])
         await box.prepare([b for b in bots if not b.remote])
         sessions = [
             MatchSession(
                 rules,
-                [SeatSpec(n) for n in names],
+                [SeatSpec(n, log=logs.path(i) if logs else None) for i, n in enumerate(names)],
                 seed,
                 time_control,
                 match_id=base_id if len(plan) == 1 else f"{base_id}.{k}",
@@ -292,6 +315,7 @@ async def run_match(
                     session.process_exited(i, f"the sandbox could not start it: {why}", True)
                     continue
                 handles[k].append(handle)
+                log_of[handle] = (i, k)
                 session.seats[i].exit_grace_s = box.exit_grace_s
 
                 async def watch(i: int = i, handle: BotHandle = handle) -> None:
@@ -307,7 +331,7 @@ async def run_match(
             if k + 1 < len(sessions):  # the next instances start while these play
                 await launch(k + 1)
             summaries.append(await session.run())
-            stopping.append(asyncio.create_task(_stop_all(handles[k])))
+            stopping.append(asyncio.create_task(_stop_all(handles[k], save_log)))
             handles[k] = []
             if session.aborted:
                 break
@@ -333,7 +357,7 @@ async def run_match(
         for t in watchers:
             t.cancel()
         for row in handles:
-            await _stop_all(row)
+            await _stop_all(row, save_log)
         if late:  # what a cut-off start made after all: stopped like the rest
             done, _ = await asyncio.wait(late, timeout=LATE_START_S)
             await _stop_all([t.result() for t in done if not t.cancelled() and not t.exception()])
@@ -347,11 +371,16 @@ async def run_match(
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-async def _stop_all(handles: list[BotHandle]) -> None:
-    """Stop bots (each stop is idempotent and never raises here)."""
+async def _stop_all(
+    handles: list[BotHandle], after: Callable[[BotHandle], None] | None = None
+) -> None:
+    """Stop bots (each stop is idempotent and never raises here); ``after(handle)`` once
+    each has stopped."""
     for h in handles:
         with contextlib.suppress(Exception):
             await h.stop()
+            if after is not None:
+                after(h)
 
 
 def _renumbered(writer: RecordWriter, k: int, seg: list[int]) -> Callable[[dict[str, Any]], None]:

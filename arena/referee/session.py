@@ -66,6 +66,7 @@ class SeatSpec:
 
     name: str
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    log: str | None = None  # where the seat's output is kept (arena match --logs), if it is
 
 
 @dataclass
@@ -254,7 +255,11 @@ class MatchSession:
                 "match_id": self.match_id,
                 "rules": self.rules.to_dict(),
                 "seed": self.seed,
-                "seats": [{"seat": s.index, "bot": s.spec.name} for s in self.seats],
+                "seats": [
+                    {"seat": s.index, "bot": s.spec.name}
+                    | ({"log": s.spec.log} if s.spec.log else {})
+                    for s in self.seats
+                ],
                 "time_control": asdict(self.tc),
                 "sandbox": sandbox or {"name": "unknown"},
                 "deals": "seed" if deals is None else "explicit",
@@ -671,6 +676,7 @@ class MatchSession:
                     # a Hello was accepted: the bot started (whatever it did after)
                     "connected": s.connected_at is not None,
                 }
+                | ({"log": s.spec.log} if s.spec.log else {})
                 for s in self.seats
             ],
         }

@@ -28,6 +28,11 @@ class Credentials:
 class BotHandle(abc.ABC):
     """A running bot."""
 
+    output: bytes | None = None
+    """What the bot wrote on stdout and stderr (capped, see arena.sandbox.output), set by
+    ``stop`` when its sandbox's ``keep_output`` asked for it; None when not kept or not
+    available (an ``inproc`` bot prints straight to the referee's own terminal)."""
+
     @abc.abstractmethod
     async def wait(self) -> tuple[str, bool]:
         """Wait until the bot ends: a one-line description of how, and whether it failed
@@ -47,6 +52,8 @@ class Sandbox(abc.ABC):
     # to this long for the report so the fault names the cause (exit code, signal, OOM).
     # A container's exit takes two engine API calls, slow on a loaded machine.
     exit_grace_s = 1.0
+    # set before a match: each handle's stop() keeps the bot's output (``BotHandle.output``)
+    keep_output = False
 
     async def prepare(self, bots: list[BotSpec]) -> None:  # noqa: B027 (optional hook)
         """Before the match's clock starts: build or fetch what the bots need."""

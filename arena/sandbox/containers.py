@@ -5,10 +5,11 @@ read-only (the bot can connect, but not create, replace or link anything there);
 root with a small size-limited tmpfs ``/tmp``; user 65534; every capability dropped;
 no-new-privileges; the arena's own seccomp profile (``seccomp.json``: also denies io_uring
 and AF_VSOCK); memory limit with swap equal to it; a CPU quota and the weight of one
-process; a pids limit; open-files and core ulimits; a 64 KiB capped log (a dying bot's
-last words name its fault).  The seat token goes to that container only.  Containers are
-labelled with the match and seat and removed at match end whatever happened; ``arena
-sandbox gc`` removes leftovers of a crashed run."""
+process; a pids limit; open-files and core ulimits; a capped log (about 1 MiB: a dying
+bot's last words name its fault, and ``arena match --logs`` keeps it for its author).
+The seat token goes to that container only.  Containers are labelled with the match and
+seat and removed at match end whatever happened; ``arena sandbox gc`` removes leftovers of
+a crashed run."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from typing import Any
 from ..bots import BotSpec
 from .base import BotHandle, Credentials, Sandbox, SandboxUnavailable
 from .images import DEFAULT_BASE, LABEL, ImageBuilder
+from .output import LOG_CAP, from_engine, last_words
 
 SECCOMP = Path(__file__).with_name("seccomp.json")
 SOCKET_IN_CONTAINER = "/run/arena"
@@ -101,8 +103,9 @@ async def in_own_thread(fn: Callable[[], Any]) -> Any:
 
 
 class DockerHandle(BotHandle):
-    def __init__(self, container: Any) -> None:
+    def __init__(self, container: Any, keep_output: bool = False) -> None:
         self.container = container
+        self.keep_output = keep_output
 
     async def wait(self) -> tuple[str, bool]:
         result = await in_own_thread(self.container.wait)
@@ -119,13 +122,27 @@ class DockerHandle(BotHandle):
 
     def stderr_tail(self) -> str:
         try:
-            data = self.container.logs(stdout=False, stderr=True, tail=20)
+            data = self.container.logs(stdout=False, stderr=True, tail=80)  # a traceback
         except Exception:
             return ""
-        lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
-        return lines[-1][:300] if lines else ""
+        return last_words(data)
+
+    def _read_output(self) -> None:
+        """The engine's capped log of the container (stdout and stderr), before removal:
+        the bot killed first (reading the log of a bot still printing took seconds)."""
+        with contextlib.suppress(Exception):  # it may have ended already
+            self.container.kill()
+        data = self.container.logs(stdout=True, stderr=True)
+        with contextlib.suppress(Exception):
+            self.container.reload()  # LogPath is known once the container started
+        path = self.container.attrs.get("LogPath") or ""
+        rotated = bool(path) and Path(path + ".1").exists()  # local engine, as root
+        self.output = from_engine(data, rotated, LOG_CAP)
 
     async def stop(self) -> None:
+        if self.keep_output and self.output is None:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self._read_output)
         with contextlib.suppress(Exception):
             await asyncio.to_thread(self.container.remove, force=True)
 
@@ -182,9 +199,11 @@ class DockerSandbox(Sandbox):
                 docker.types.Ulimit(name="nofile", soft=lim.nofile, hard=lim.nofile),
                 docker.types.Ulimit(name="core", soft=0, hard=0),
             ],
-            # a small capped log, so that a bot that dies can say why (its last words)
+            # a capped log: a bot that dies can say why (its last words), and its author
+            # can read what it printed (arena match --logs); two files, so the latest
+            # half-cap at least survives a rotation
             "log_config": docker.types.LogConfig(
-                type="json-file", config={"max-size": "64k", "max-file": "1"}
+                type="json-file", config={"max-size": f"{LOG_CAP >> 11}k", "max-file": "2"}
             ),
             "environment": {
                 **creds.env(),
@@ -217,7 +236,7 @@ class DockerSandbox(Sandbox):
                 raise
             return container
 
-        return DockerHandle(await asyncio.to_thread(create_and_start))
+        return DockerHandle(await asyncio.to_thread(create_and_start), self.keep_output)
 
 
 def match_alive(folder: Path) -> bool:

@@ -34,6 +34,7 @@ from ..bots import SAMPLE_BOTS, BotSpec, bot_files
 from ..text import printable
 from .base import BotHandle, Credentials, Sandbox, SandboxUnavailable
 from .launch import BOT_DIR, CGROUP_PREFIX, SOCKET_DIR, cgroup_dirs
+from .output import PipeCapture, last_words
 
 LAUNCHER = Path(__file__).with_name("launch.py")
 SECCOMP = Path(__file__).with_name("seccomp.json")
@@ -52,10 +53,13 @@ class ProcessHandle(BotHandle):
         cgroup: str,
         memory_mb: int,
         confined: bool,
+        capture: PipeCapture,
+        keep_output: bool = False,
     ) -> None:
         self.proc = proc
         self.start_dir = start_dir
-        self.stderr_path = start_dir / "stderr.log"
+        self.capture = capture  # the bot's stdout and stderr, read to their end
+        self.keep_output = keep_output
         self.cgroup = cgroup
         self.memory_mb = memory_mb
         self.confined = confined
@@ -88,6 +92,7 @@ class ProcessHandle(BotHandle):
                 self._kill_group()
                 await asyncio.to_thread(kill_cgroup, self.cgroup, 5.0, False)
         code = waiter.result()
+        await self.capture.drained(0.5)  # its last words, still in the pipe
         if self.oom_kills():
             return (
                 f"killed by the seat's memory limit ({self.memory_mb} MiB for all its "
@@ -102,15 +107,9 @@ class ProcessHandle(BotHandle):
         return f"process exited with code {code}" + (f": {tail}" if tail else ""), code != 0
 
     def stderr_tail(self) -> str:
-        """The bot's last words — or the sandbox's, bubblewrap's included, verbatim."""
-        try:
-            with open(self.stderr_path, "rb") as f:
-                f.seek(max(0, os.fstat(f.fileno()).st_size - 4000))
-                data = f.read()
-        except OSError:
-            return ""
-        lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
-        return lines[-1][:300] if lines else ""
+        """The bot's last words — or the sandbox's, bubblewrap's included, verbatim —
+        with where a traceback they end was raised in the bot's files."""
+        return last_words(self.capture.stderr_bytes())
 
     def _kill_group(self) -> None:
         if self.proc.returncode is None:
@@ -122,6 +121,9 @@ class ProcessHandle(BotHandle):
         with contextlib.suppress(ProcessLookupError, TimeoutError):
             await asyncio.wait_for(self.proc.wait(), 5)
         await asyncio.to_thread(kill_cgroup, self.cgroup)
+        log = await self.capture.close()
+        if self.keep_output and self.output is None:
+            self.output = log
         await asyncio.to_thread(shutil.rmtree, self.start_dir, True)
 
 
@@ -688,7 +690,10 @@ class ProcessSandbox(Sandbox):
             env["PYTHONPATH"] = os.pathsep.join(run["python_path"])
         entry = f"{BOT_DIR}/{bot.path.name}" + (f":{bot.cls}" if bot.cls else "")
         command = [sys.executable, *run["flags"], "-u", "-B", "-m", "bigtwo.run", entry]
-        with open(start_dir / "stderr.log", "wb") as err:
+        # stdout and stderr: pipes read to their end by a thread (see arena.sandbox.output)
+        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        try:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-I",
@@ -698,10 +703,26 @@ class ProcessSandbox(Sandbox):
                 "--",
                 *command,
                 stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=err,
+                stdout=out_w,
+                stderr=err_w,
                 cwd=start_dir,
                 env=env,
                 start_new_session=True,
             )
-        return ProcessHandle(proc, start_dir, cgroup, self.limits["memory_mb"], bwrap is not None)
+        except BaseException:
+            for fd in (out_r, err_r):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (out_w, err_w):
+                os.close(fd)
+        capture = PipeCapture(out_r, err_r)
+        return ProcessHandle(
+            proc,
+            start_dir,
+            cgroup,
+            self.limits["memory_mb"],
+            bwrap is not None,
+            capture,
+            self.keep_output,
+        )

@@ -19,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-from .loader import BotLoadError, load_bot_class
+from .loader import BotLoadError, describe_error, load_bot_class
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -66,13 +66,17 @@ def main(argv: list[str] | None = None) -> int:
             "%(seat)s", str(args.seat)
         ),
     )
+    cls = None
     try:
-        bot = load_bot_class(args.bot)()
+        cls = load_bot_class(args.bot)
+        bot = cls()
     except BotLoadError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except Exception as exc:
-        print(f"error: {args.bot}: creating the bot failed: {exc}", file=sys.stderr)
+    except Exception as exc:  # its __init__: where in the author's files
+        file = getattr(sys.modules.get(getattr(cls, "__module__", "")), "__file__", None)
+        said = describe_error(exc, os.path.dirname(os.path.abspath(file)) if file else None)
+        print(f"error: {args.bot}: creating the bot failed: {said}", file=sys.stderr)
         return 2
     import grpc  # only the client needs it
 
