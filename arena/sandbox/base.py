@@ -75,23 +75,31 @@ class SandboxUnavailable(RuntimeError):
     """The backend asked for cannot run here (e.g. no Docker engine answers)."""
 
 
+def choose_sandbox(name: str) -> str:
+    """The backend ``name`` stands for: ``auto`` is docker when an engine answers and has
+    the base image, else process; any other name is itself.  Commands say which ``auto``
+    chose, so that nobody believes their bots confined when they are not."""
+    if name != "auto":
+        return name
+    from .containers import docker_client
+    from .images import DEFAULT_BASE
+
+    client = docker_client(timeout=5)
+    if client is not None:
+        try:
+            client.images.get(DEFAULT_BASE)
+            return "docker"
+        except Exception:
+            pass
+    return "process"
+
+
 def make_sandbox(
     name: str, memory_mb: int | None = None, pids: int | None = None, cpus: float | None = None
 ) -> Sandbox:
     """The backend by name; ``auto`` is docker when an engine answers, else process.
     Limits left None keep the backend's defaults."""
-    if name == "auto":  # docker when an engine answers and has the base image
-        from .containers import docker_client
-        from .images import DEFAULT_BASE
-
-        client = docker_client(timeout=5)
-        name = "process"
-        if client is not None:
-            try:
-                client.images.get(DEFAULT_BASE)
-                name = "docker"
-            except Exception:
-                pass
+    name = choose_sandbox(name)
     if name == "docker":
         from .containers import ContainerLimits, DockerSandbox
 

@@ -18,11 +18,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 import bigtwo
 
 from ..bots import CLASS_NAME, BotSpec, BotSpecError, bot_digest, bot_files
+
+# what a person waits for ("building …", "built … in 12 s"): the commands show it on stderr
+progress = logging.getLogger("arena.progress")
 
 BUILDER_VERSION = "2"
 DEFAULT_BASE = "python:3.11-slim"
@@ -245,6 +250,12 @@ class ImageBuilder:
             return BotImage(tag, cached=True)
         except docker.errors.ImageNotFound:
             pass
+        started = time.monotonic()
+        progress.info(
+            "building the image of %s (its code is new to this engine%s)…",
+            spec.name,
+            f"; {len(requirements)} requirement(s) to install" if requirements else "",
+        )
         key = hashlib.sha256(sdk.encode() + "\n".join(requirements).encode()).hexdigest()[:16]
         wheels = self._wheelhouse(requirements, key, spec.name)
         if not folder_bot:
@@ -252,6 +263,7 @@ class ImageBuilder:
         with tempfile.TemporaryDirectory(prefix="botimg-") as ctx:
             _write_context(Path(ctx), wheels, files, requirements, recipe)
             self._build(spec, ctx, tag, digest, version)
+        progress.info("built the image of %s in %.1f s", spec.name, time.monotonic() - started)
         return BotImage(tag, cached=False)
 
     def _build(self, spec: BotSpec, ctx: str, tag: str, digest: str, version: str) -> None:

@@ -2,6 +2,7 @@
 every preset; the record replays and re-validates with the engine."""
 
 import json
+import secrets
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,7 @@ def test_docker_match_builds_every_bot_image_automatically(tmp_path):
         "from bigtwo import PASS, Bot\n\n\nclass Helper(Bot):\n    pass\n\n\n"
         "class MyBot(Bot):\n    def act(self, observation):\n"
         "        return observation.legal_moves[-1]\n"
+        f"# {secrets.token_hex(8)}: new code, so its image is built in this test\n"
     )
     root = Path(__file__).resolve().parents[2]
     proc = subprocess.run(
@@ -117,6 +119,14 @@ def test_docker_match_builds_every_bot_image_automatically(tmp_path):
     result = json.loads(proc.stdout)
     assert result["sandbox"] == "docker" and len(result["hands"]) == 2
     assert [s["bot"] for s in result["seats"]][3] == "my_bot:MyBot"
+    # said on stderr while it happens (the first hand's line came after a silent build)
+    said = proc.stderr.splitlines()
+    assert (
+        said[0]
+        == "starting 4 bots in the docker sandbox; the table begins when the first hand ends"
+    )
+    assert "building the image of my_bot:MyBot (its code is new to this engine)…" in said
+    assert any(line.startswith("built the image of my_bot:MyBot in ") for line in said)
     assert all(s["faults"] == [] for s in result["seats"])
     # the engine's one listing call (the SDK's list() inspects every image after it: with
     # the many bot images a test machine gathers, one of those calls timed out under load)
