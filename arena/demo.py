@@ -105,7 +105,7 @@ class DemoPrinter:
         if not self.show_moves:
             return
         self.console.print(self.move_text(game, action))
-        if game.current is None and not game.hand_over and not action.lead:
+        if game.trick is None and not game.hand_over and not action.lead:
             self.console.print(
                 Text(f"  — trick won by {self.who(game.turn)}, who leads next", style="dim")
             )

@@ -500,7 +500,7 @@ class MatchSession:
             else:
                 move = chosen
         elapsed_ms = (time.perf_counter() - t0) * 1000
-        lead = g.current is None
+        lead = g.trick is None
         hand_no = g.hand_no
         g.apply(move)
         self.record(
@@ -528,7 +528,7 @@ class MatchSession:
                 )
             )
         )
-        if g.current is None and not g.hand_over and move is PASS and not lead:
+        if g.trick is None and not g.hand_over and move is PASS and not lead:
             self.broadcast(pb.RefereeMessage(trick_won=pb.TrickWon(hand=hand_no, seat=g.turn)))
 
     async def _ask(self, seat: Seat, turn_id: int) -> Move | None:
@@ -541,7 +541,7 @@ class MatchSession:
                     hand=g.hand_no,
                     move_ms_left=self.tc.move_ms,
                     bank_ms_left=seat.bank_ms,
-                    to_beat=[] if g.current is None else [int(c) for c in g.current.cards],
+                    to_beat=[] if g.trick is None else [int(c) for c in g.trick.cards],
                     must_include=opt_card(g.must_include),
                     cards_left=g.counts,
                     reversed=g.reversed,

@@ -16,6 +16,7 @@ hand, so ``legal_moves()`` when following is a binary search and a slice.
 from __future__ import annotations
 
 import random
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -154,7 +155,8 @@ class Game:
         self.counts = [len(cards) for cards in dealt]
         self._combos = [SeatCombinations(self.rules) for _ in range(n)]
         self._sorted: list[tuple[Card, ...] | None] = [None] * n
-        self.current: Combination | None = None
+        self.trick: Combination | None = None
+        """The play to beat, or ``None`` when the seat to move leads."""
         self.last_player: int | None = None
         self._locked = 0
         self.first_trick = True
@@ -231,9 +233,12 @@ class Game:
         return tuple(self.counts)
 
     @property
-    def trick(self) -> Combination | None:
-        """The play to beat, or ``None`` when the seat to move leads."""
-        return self.current
+    def current(self) -> Combination | None:
+        """Deprecated name of :attr:`trick` (the name :class:`Observation` uses too)."""
+        warnings.warn(
+            "Game.current is deprecated: use Game.trick", DeprecationWarning, stacklevel=2
+        )
+        return self.trick
 
     @property
     def locked_out(self) -> frozenset[int]:
@@ -278,7 +283,7 @@ class Game:
             self.rules,
             self._combos[s],
             self._masks[s],
-            self.current,
+            self.trick,
             self.must_include,
             self.counts[(s + 1) % self.players] == 1,
             self.reversed,
@@ -356,7 +361,7 @@ class Game:
         missing = combo.mask & ~self._masks[s]
         if missing:
             return f"you do not hold {format_cards(cards_from_mask(missing))}"
-        cur = self.current
+        cur = self.trick
         if cur is None:
             if self.must_include is not None and not combo.mask >> self.must_include & 1:
                 return f"the opening lead must include {self.must_include}"
@@ -383,7 +388,7 @@ class Game:
         return None
 
     def _pass_refusal(self, s: int) -> str | None:
-        cur = self.current
+        cur = self.trick
         if cur is None:
             if self._lone_two_blocked(s):
                 return None
@@ -414,7 +419,7 @@ class Game:
             self._do_play(s, checked)  # type: ignore[arg-type]
 
     def _do_pass(self, s: int) -> None:
-        if self.current is None:  # handing the lead on (no_lone_two_finish)
+        if self.trick is None:  # handing the lead on (no_lone_two_finish)
             self.history.append(Action(self.hand_no, s, PASS, True))
             self.turn = (s + 1) % self.players
             # RULES.md §4.10: the next player "leads anything".  The opening card, if this
@@ -432,11 +437,11 @@ class Game:
         self._masks[s] ^= m
         self.counts[s] -= len(combo.cards)
         self._sorted[s] = None
-        self.history.append(Action(self.hand_no, s, combo, self.current is None))
+        self.history.append(Action(self.hand_no, s, combo, self.trick is None))
         self.must_include = None
         if self.rules.revolution and combo.category is FOUR_OF_A_KIND:
             self.reversed = not self.reversed
-        self.current = combo
+        self.trick = combo
         self.last_player = s
         if self.counts[s] == 0:
             self._end_hand(s)
@@ -451,7 +456,7 @@ class Game:
         while nxt != last and locked >> nxt & 1:
             nxt = (nxt + 1) % n
         if nxt == last:  # everyone still able to respond has passed: trick won
-            self.current = None
+            self.trick = None
             self._locked = 0
             self.first_trick = False
         self.turn = nxt
@@ -478,7 +483,7 @@ class Game:
         )
         self.hand_over = True
         self.winner = winner
-        self.current = None
+        self.trick = None
         self._locked = 0
         end, value = self.rules.match_end, self.rules.match_end_value
         if end == "hands":

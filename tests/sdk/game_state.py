@@ -5,7 +5,7 @@ the state untouched" checks."""
 def snapshot(g):
     return (
         g.turn,
-        g.current,
+        g.trick,
         g.last_player,
         tuple(g.counts),
         g.hands,

@@ -61,7 +61,7 @@ def test_opening_lead_refusals_say_why():
         assert g.refusal(move) == err.value.reason
         assert snapshot(g) == before  # illegal plays are never applied
     g.apply("3D")
-    assert g.turn == 1 and str(g.current) == "3D"
+    assert g.turn == 1 and str(g.trick) == "3D"
 
 
 # ----- tricks ------------------------------------------------------------------------------
@@ -76,9 +76,9 @@ def test_trick_flow_without_lock_out():
     g.apply("QD")  # seat 1 passed before and may play again (no lock-out)
     g.apply(PASS)
     g.apply(PASS)
-    assert g.turn == 0 and g.current is not None
+    assert g.turn == 0 and g.trick is not None
     g.apply(PASS)  # three passes in a row since QD
-    assert g.current is None and g.turn == 1  # seat 1 won the trick and leads
+    assert g.trick is None and g.turn == 1  # seat 1 won the trick and leads
     assert PASS not in g.legal_moves()
     assert [a.lead for a in g.history] == [True] + [False] * 8
     g.apply("4D")
@@ -98,7 +98,7 @@ def test_pass_locks_out_until_the_next_lead():
     g.apply("AD")  # seat 3
     assert g.turn == 0
     g.apply(PASS)  # seat 0 locked: nobody else can respond, seat 3 wins the trick
-    assert g.current is None and g.turn == 3 and g.locked_out == frozenset()
+    assert g.trick is None and g.turn == 3 and g.locked_out == frozenset()
 
 
 def test_without_lock_out_a_passer_plays_again():
@@ -210,7 +210,7 @@ def test_bombs_anywhere():
         m.kind == "five" for m in g.legal_moves()
     )
     g.apply("4D 5D 5C 5H 5S")
-    assert g.current.kind == "five"
+    assert g.trick.kind == "five"
     follow = g.legal_moves()
     assert all(m.kind == "five" or m is PASS for m in follow)
     assert any(m.category.name == "FOUR_OF_A_KIND" for m in follow if m is not PASS)
@@ -256,7 +256,7 @@ def test_lone_two_must_hand_the_lead_on():
     assert g.legal_moves() == [PASS]
     assert "no_lone_two_finish" in g.refusal("2S")
     g.apply(PASS)
-    assert g.turn == 1 and g.current is None and g.history[-1].lead
+    assert g.turn == 1 and g.trick is None and g.history[-1].lead
     assert PASS not in g.legal_moves()
     g.apply("3D")
     g.apply(PASS)
@@ -286,7 +286,7 @@ def test_lead_handed_on_by_the_opening_card_holder_is_free_two_players(opening):
     assert g.turn == 0 and str(g.must_include) == "2D"  # lowest card dealt, lone 2
     assert g.legal_moves() == [PASS]
     g.apply(PASS)
-    assert g.turn == 1 and g.current is None and g.must_include is None
+    assert g.turn == 1 and g.trick is None and g.must_include is None
     assert strs(g.legal_moves()) == ["2C", "2C 2H", "2H"]
     assert g.refusal(PASS) is not None  # a leader holding more than a lone 2 may not pass
     g.apply("2C 2H")
@@ -308,7 +308,7 @@ def test_lead_handed_on_twice_then_coming_round_again_three_players(opening):
     g.apply(PASS)
     # the lead is back at seat 2, now holding a lone 2S: every seat holds a lone 2, so the
     # rule is lifted rather than handing the lead round for ever
-    assert g.turn == 2 and g.current is None and g.lone_two_lifted
+    assert g.turn == 2 and g.trick is None and g.lone_two_lifted
     assert strs(g.legal_moves()) == ["2S"]
     g.apply("2S")
     assert g.hand_over and g.winner == 2

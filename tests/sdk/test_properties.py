@@ -69,7 +69,7 @@ def check_legality(g, rng):
             assert g.refusal(combo) is None
             assert g.refusal(list(combo.cards)) is None  # same move given as cards
         else:
-            assert g.refusal(combo) is not None, (combo, g.current)
+            assert g.refusal(combo) is not None, (combo, g.trick)
     assert masks <= {c.mask for c in every}
     before = snapshot(g)
     for _ in range(3):  # random junk: sizes 1..6 from the whole deck
@@ -200,7 +200,7 @@ def test_lone_two_rule_never_leaves_a_seat_without_a_move(table, independent, mo
         steps = 0
         while not g.hand_over:
             check_legality(g, rng)  # asserts, first of all, that there is a legal move
-            if g.current is None and g.must_include is not None:
+            if g.trick is None and g.must_include is not None:
                 assert g.must_include in g.hand(g.turn)  # only its holder can be asked for it
             g.apply(rng.choice(g.legal_moves()))
             steps += 1
