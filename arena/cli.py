@@ -785,15 +785,28 @@ def ladder_run(
         def on_done(done: int, total: int, _summary: dict) -> None:
             progress.update(task, completed=done, total=total, description=_top(engine, name))
 
-        try:
-            asyncio.run(
-                run_pending(
-                    engine, name, jobs or os.cpu_count() or 1, on_done, executor, ray_address
-                )
+        got: list[int] = []
+
+        async def guarded() -> int:
+            # Ctrl-C and SIGTERM cancel the run (asyncio.run alone knows only Ctrl-C: a
+            # SIGTERM killed the process and left its containers); the matches in flight
+            # stop their bots, the finished ones stay saved
+            loop = asyncio.get_running_loop()
+            me = asyncio.current_task()
+            assert me is not None
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                if signal.getsignal(sig) is not signal.SIG_IGN:
+                    loop.add_signal_handler(sig, lambda sig=sig: (got.append(sig), me.cancel()))
+            return await run_pending(
+                engine, name, jobs or os.cpu_count() or 1, on_done, executor, ray_address
             )
-        except KeyboardInterrupt:
+
+        try:
+            asyncio.run(guarded())
+        except (KeyboardInterrupt, asyncio.CancelledError):
             raise _fail(
-                "interrupted: finished matches are saved; run again to go on", 130
+                "interrupted: finished matches are saved; run again to go on",
+                143 if got and got[-1] == signal.SIGTERM else 130,
             ) from None
         except (ImageBuildError, SandboxUnavailable, RuntimeError) as exc:
             raise _fail(str(exc)) from None

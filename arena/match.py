@@ -26,10 +26,6 @@ from .sandbox.base import BotHandle, Credentials, SandboxUnavailable
 from .seatlogs import SeatLogs
 from .text import printable
 
-LATE_START_S = 30.0
-"""How long a finished match waits for the starts it cut off, to stop what they made (a
-sandbox stalled longer leaves its leftovers to ``arena sandbox gc``)."""
-
 
 def failed_to_start(summary: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
     """The seats whose bot never sent its Hello (it ended before connecting, or never
@@ -288,6 +284,7 @@ async def run_match(
 
         async def launch(k: int) -> None:
             session = sessions[k]
+            starts: dict[int, asyncio.Future[BotHandle]] = {}
             for i, bot in enumerate(bots):
                 token = session.seats[i].spec.token
                 if bot.remote:
@@ -296,13 +293,16 @@ async def run_match(
                         on_remote(Credentials(tcp_address, session.match_id, i, token), bot.name)
                     continue
                 creds = Credentials(addresses[k][i], session.match_id, i, token)
-                # every step of a start is under the startup allowance; a start cut off is
-                # not cancelled (a sandbox's calls cannot be taken back: the bot or its
-                # container may appear later) but kept, and what it makes is stopped below
-                starting = asyncio.ensure_future(box.start(bot, creds, workdir))
-                late.append(starting)  # until its handle is ours (Ctrl-C may come first)
-                done, _ = await asyncio.wait([starting], timeout=session.tc.startup_ms / 1000)
-                if not done:
+                # the seats start at once, every step of every start under one startup
+                # allowance (one after the other, four stalled starts took four); a start
+                # cut off is not cancelled yet (a sandbox's calls cannot be taken back: the
+                # bot or its container may appear later) but kept, and stopped below
+                starts[i] = asyncio.ensure_future(box.start(bot, creds, workdir))
+                late.append(starts[i])  # until its handle is ours (Ctrl-C may come first)
+            if starts:
+                await asyncio.wait(starts.values(), timeout=session.tc.startup_ms / 1000)
+            for i, starting in starts.items():
+                if not starting.done():
                     session.process_exited(i, "the sandbox could not start it: timed out", True)
                     continue
                 late.remove(starting)
@@ -359,11 +359,10 @@ async def run_match(
         for row in handles:
             await _stop_all(row, save_log)
         if late:  # what a cut-off start made after all: stopped like the rest
-            done, _ = await asyncio.wait(late, timeout=LATE_START_S)
-            await _stop_all([t.result() for t in done if not t.cancelled() and not t.exception()])
+            await _through(_stop_late(late, box.late_start_s))
         for t in stopping:
             with contextlib.suppress(BaseException):
-                await t
+                await _through(t)
         with contextlib.suppress(Exception):
             await server.stop(0.2)
         if writer:
@@ -378,9 +377,33 @@ async def _stop_all(
     each has stopped."""
     for h in handles:
         with contextlib.suppress(Exception):
-            await h.stop()
+            await _through(h.stop())
             if after is not None:
                 after(h)
+
+
+async def _through(aw: Any) -> Any:
+    """Await ``aw`` to its end even when the caller is cancelled meanwhile, once or more
+    (the cancellation is not passed on: this is for stopping bots, which must finish).
+    Ctrl-C as a ladder's batch ended cancelled its match while it stopped its bots — the
+    ladder's pool cancels each batch a second time as it winds up — and a stop cut short,
+    or a stopping task cancelled before its first step, left containers behind."""
+    task = asyncio.ensure_future(aw)
+    while not task.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(task)
+    return task.result()
+
+
+async def _stop_late(late: list[asyncio.Future[BotHandle]], wait_s: float) -> None:
+    """Stop what the starts a match cut off made: each gets ``wait_s`` to finish, and is
+    cancelled after (a docker start then removes what it makes by itself)."""
+    done, pending = await asyncio.wait(late, timeout=wait_s)
+    for t in pending:
+        t.cancel()
+    if pending:
+        await asyncio.wait(pending)
+    await _stop_all([t.result() for t in done if not t.cancelled() and not t.exception()])
 
 
 def _renumbered(writer: RecordWriter, k: int, seg: list[int]) -> Callable[[dict[str, Any]], None]:

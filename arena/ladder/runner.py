@@ -332,7 +332,8 @@ async def run_pending(
         await asyncio.gather(*tasks)
     finally:
         for t in tasks:
-            t.cancel()
+            if not t.cancelling():  # once: a batch cancelled again cut its cleanup short
+                t.cancel()
         for t in tasks:
             with contextlib.suppress(BaseException):
                 await t

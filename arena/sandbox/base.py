@@ -52,6 +52,10 @@ class Sandbox(abc.ABC):
     # to this long for the report so the fault names the cause (exit code, signal, OOM).
     # A container's exit takes two engine API calls, slow on a loaded machine.
     exit_grace_s = 1.0
+    # how long a match that has ended waits for a start it cut off (the startup allowance
+    # ran out, Ctrl-C) before cancelling it, to stop what it made; 0 for a sandbox whose
+    # cancelled start removes what it makes by itself (docker: its engine may stall)
+    late_start_s = 30.0
     # set before a match: each handle's stop() keeps the bot's output (``BotHandle.output``)
     keep_output = False
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -78,11 +80,68 @@ def _cpu_parent(client: Any) -> str | None:
     return "/" if _CGROUP_DRIVERS[url] == "cgroupfs" else None
 
 
+ENGINE_CALLS = ThreadPoolExecutor(max_workers=64, thread_name_prefix="docker-call")
+"""Where every other blocking engine call runs (build, create, start, inspect, logs,
+remove): a pool of the arena's own, never the loop's default one.  Where each call runs,
+and why none can starve another:
+
+- ``container.wait`` lasts a bot's whole life, so each gets a thread of its own
+  (``in_own_thread``).  In the loop's default pool (6 workers on a 2-core machine) one
+  wait per seat, times the matches in parallel and the next segment's bots, used every
+  worker; the next ``container.start`` then queued for ever, a seat stayed "Created" and
+  ``arena ladder run --jobs 3`` hung at its first match.
+- Every other call is short, or bounded by the client's timeout when the engine stalls
+  (30 s); 64 workers hold jobs x seats x 2 (a segment's bots and the next one's) starts
+  of 8 parallel matches all stalled at once, and the default pool stays free for the
+  rest of the arena.  The engine's event stream would save the wait threads, but one
+  blocked thread per live container is cheap, and a stream that breaks loses exits.
+
+At interpreter exit the pool's threads are joined: a start still in flight at Ctrl-C ends
+(at worst at the client's timeout) and removes what it made (see ``DockerSandbox.start``)."""
+
+
+async def engine_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` in ``ENGINE_CALLS``."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(ENGINE_CALLS, functools.partial(fn, *args, **kwargs))
+
+
+def _remove_labelled(client: Any, labels: dict[str, str]) -> None:
+    """Remove the containers carrying all of ``labels`` (one seat's start in one match)."""
+    with contextlib.suppress(Exception):
+        wanted = [f"{k}={v}" for k, v in labels.items()]
+        for c in client.api.containers(all=True, filters={"label": wanted}):
+            with contextlib.suppress(Exception):
+                client.api.remove_container(c["Id"], force=True)
+
+
+class _Handover:
+    """A container made in an engine thread for a task that may give up meanwhile (its
+    start cut off by the startup allowance, Ctrl-C): handed over, or — when the task was
+    cancelled — removed by whichever side comes last, so nothing is left behind."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.abandoned = False
+        self.container: Any = None
+
+    def deliver(self, container: Any) -> bool:
+        """From the engine thread: False when nobody wants it any more."""
+        with self.lock:
+            if not self.abandoned:
+                self.container = container
+            return not self.abandoned
+
+    def abandon(self) -> Any:
+        """From the cancelled task: the container already handed over, if any."""
+        with self.lock:
+            self.abandoned = True
+            return self.container
+
+
 async def in_own_thread(fn: Callable[[], Any]) -> Any:
     """Run a blocking engine call that may last the whole match (``container.wait``) in a
-    thread of its own.  In the loop's default pool (a handful of workers on a small machine)
-    one such wait per seat, times the matches in parallel and the next segment's bots, used
-    every worker, and the next ``container.start`` waited for ever."""
+    thread of its own (see ``ENGINE_CALLS``)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
 
@@ -111,13 +170,13 @@ class DockerHandle(BotHandle):
         result = await in_own_thread(self.container.wait)
         code = result.get("StatusCode", -1)
         try:
-            await asyncio.to_thread(self.container.reload)
+            await engine_call(self.container.reload)
             state = self.container.attrs.get("State", {})
         except Exception:
             state = {}
         if state.get("OOMKilled"):
             return f"killed by the memory limit (OOMKilled), exit code {code}", True
-        tail = await asyncio.to_thread(self.stderr_tail)
+        tail = await engine_call(self.stderr_tail)
         return f"container exited with code {code}" + (f": {tail}" if tail else ""), code != 0
 
     def stderr_tail(self) -> str:
@@ -144,12 +203,13 @@ class DockerHandle(BotHandle):
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(self._read_output)
         with contextlib.suppress(Exception):
-            await asyncio.to_thread(self.container.remove, force=True)
+            await engine_call(self.container.remove, force=True)
 
 
 class DockerSandbox(Sandbox):
     name = "docker"
     exit_grace_s = 5.0
+    late_start_s = 0.0  # a cancelled start removes what it makes (see start)
 
     def __init__(
         self, client: Any = None, limits: ContainerLimits | None = None, base: str = DEFAULT_BASE
@@ -171,7 +231,7 @@ class DockerSandbox(Sandbox):
         for bot in bots:
             if bot.remote or bot in self.images:
                 continue
-            image = await asyncio.to_thread(self.builder.ensure, bot)
+            image = await engine_call(self.builder.ensure, bot)
             self.images[bot] = image.tag
 
     def options(self, creds: Credentials, socket_dir: str, labels: dict[str, str]) -> dict:
@@ -215,6 +275,10 @@ class DockerSandbox(Sandbox):
         }
 
     async def start(self, bot: BotSpec, creds: Credentials, workdir: str) -> BotHandle:
+        """Create and start the bot's container.  Cancelled (the startup allowance ran out,
+        Ctrl-C), it still leaves nothing: the engine thread removes what it makes once the
+        engine answers (see ``_Handover``), and a create that failed — timed out, say —
+        is followed by a removal of whatever the engine made under this seat's labels."""
         if bot not in self.images:
             await self.prepare([bot])
         socket_path = creds.address.removeprefix("unix://")
@@ -226,17 +290,35 @@ class DockerSandbox(Sandbox):
         }
         opts = self.options(creds, str(Path(socket_path).parent), labels)
 
+        handover = _Handover()
+
         def create_and_start() -> Any:
-            container = self.client.containers.create(self.images[bot], **opts)
+            try:
+                container = self.client.containers.create(self.images[bot], **opts)
+            except BaseException:  # the engine may have made it all the same (a lost reply)
+                _remove_labelled(self.client, labels)
+                raise
             try:
                 container.start()
             except BaseException:
                 with contextlib.suppress(Exception):
                     container.remove(force=True)
                 raise
+            if not handover.deliver(container):  # its caller gave up meanwhile
+                with contextlib.suppress(Exception):
+                    container.remove(force=True)
             return container
 
-        return DockerHandle(await asyncio.to_thread(create_and_start), self.keep_output)
+        async def started() -> Any:
+            try:
+                return await engine_call(create_and_start)
+            except asyncio.CancelledError:
+                made = handover.abandon()
+                if made is not None:  # handed over just as its caller gave up
+                    ENGINE_CALLS.submit(functools.partial(made.remove, force=True))
+                raise
+
+        return DockerHandle(await started(), self.keep_output)
 
 
 def match_alive(folder: Path) -> bool:

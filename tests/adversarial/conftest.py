@@ -53,7 +53,11 @@ def leftovers(match_id: str, bot_file: str) -> list[str]:
     client = docker_client(timeout=5)
     if client is not None:
         label = f"org.bigtwo-arena.match={match_id}"
-        found += [c.name for c in client.containers.list(all=True, filters={"label": label})]
+        # the engine's one listing call: the SDK's list() inspects each container after it,
+        # and fails on one removed meanwhile (a cut-off start's container is removed by its
+        # engine thread once the engine answers, maybe after the match has returned)
+        listed = client.api.containers(all=True, filters={"label": label})
+        found += [((c.get("Names") or [c["Id"][:12]])[0]).lstrip("/") for c in listed]
     ps = subprocess.run(
         ["pgrep", "-af", f"bigtwo.run .*{bot_file}"], capture_output=True, text=True
     )
