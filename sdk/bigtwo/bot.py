@@ -6,15 +6,14 @@
         def act(self, observation):
             return observation.legal_moves[0]     # weakest legal move (pass comes last)
 
-Run it against a referee with ``python -m bigtwo.run my_bot.py`` (the arena sets the
-address, seat and token in the environment).  Pure Python, no gRPC: the same class runs in
-the referee's process for tests (``inproc``) and behind the client in a sandbox.
+Play it in-process with :func:`bigtwo.play_local` (no referee, the same hooks and
+observations), and against a referee with ``arena match`` (which starts it with
+``python -m bigtwo.run my_bot.py``).  Pure Python, no gRPC.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from .combos import Move
 from .game import Action, HandResult
 from .observation import Observation
 
@@ -26,12 +25,13 @@ class Bot:
     """Shown in logs and results; defaults to the class name."""
     version: str = "0"
 
-    def act(self, observation: Observation) -> Any:
-        """Return one of ``observation.legal_moves`` (a combination or ``PASS``).
+    def act(self, observation: Observation) -> Move:
+        """Return one of ``observation.legal_moves`` (a :class:`Combination` or ``PASS``;
+        see :attr:`Observation.legal_moves` for their order).
 
-        Anything else that can be expressed as cards (a list of cards, ``"3D 3C"``,
-        ``"pass"``) is sent as it is, and the referee judges it; an exception or a value
-        that is no play at all costs a strike and the referee's default action."""
+        Cards in another form (a list of cards, ``"3D 3C"``, ``"pass"``) are accepted too
+        and judged as they are; an exception, a value that is no play at all, or a play the
+        rules refuse costs a strike and the referee's default action."""
         raise NotImplementedError("a bot must implement act(observation)")
 
     def on_match_start(self, observation: Observation) -> None:

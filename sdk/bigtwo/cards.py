@@ -16,6 +16,7 @@ which happens to be strength order only under the ``DCHS`` suit order.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import IntEnum
 
 RANKS = "3456789TJQKA2"
 """Rank letters from lowest to highest, index = rank number."""
@@ -25,6 +26,39 @@ SUITS = "DCHS"
 _SUIT_SYMBOLS = {"♦": 0, "♣": 1, "♥": 2, "♠": 3, "♢": 0, "♧": 1, "♡": 2, "♤": 3}
 SUIT_SYMBOLS = "♦♣♥♠"
 """Display symbols in suit-number order."""
+
+
+class Rank(IntEnum):
+    """Rank numbers by name, lowest first: ``card.rank >= Rank.ACE`` rather than ``>= 11``.
+
+    An ``int`` (``Rank.TWO == 12``), so arithmetic and comparisons with numbers still work."""
+
+    THREE = 0
+    FOUR = 1
+    FIVE = 2
+    SIX = 3
+    SEVEN = 4
+    EIGHT = 5
+    NINE = 6
+    TEN = 7
+    JACK = 8
+    QUEEN = 9
+    KING = 10
+    ACE = 11
+    TWO = 12
+
+
+class Suit(IntEnum):
+    """Suit numbers by name (identity, not strength: see ``RuleSet.suit_order``)."""
+
+    DIAMONDS = 0
+    CLUBS = 1
+    HEARTS = 2
+    SPADES = 3
+
+
+_RANK_OF = tuple(Rank)
+_SUIT_OF = tuple(Suit)
 
 
 class CardParseError(ValueError):
@@ -44,14 +78,14 @@ class Card(int):
         return int.__new__(cls, value)
 
     @property
-    def rank(self) -> int:
-        """Rank number 0..12 (3 … 2); higher is stronger (without revolution)."""
-        return self >> 2
+    def rank(self) -> Rank:
+        """:class:`Rank` (0..12 for 3 … 2); higher is stronger (without revolution)."""
+        return _RANK_OF[self >> 2]
 
     @property
-    def suit(self) -> int:
-        """Suit number 0..3 for D C H S (identity, not strength)."""
-        return self & 3
+    def suit(self) -> Suit:
+        """:class:`Suit` (0..3 for D C H S): identity, not strength."""
+        return _SUIT_OF[self & 3]
 
     @property
     def rank_char(self) -> str:

@@ -12,22 +12,22 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import os
-import sys
 import traceback
 from collections.abc import Iterable
 from typing import Any
 
 import grpc
 
+from .answers import InvalidReturn, encode_move, folder_of
 from .bot import Bot
-from .cards import CARDS, CardParseError, cards_from_mask, parse_cards
-from .combos import PASS, Combination, PassMove
+from .cards import CARDS, cards_from_mask
+from .combos import PASS, Combination
 from .game import Action, HandResult
 from .legality import Position
 from .loader import describe_error
 from .observation import Observation
 from .rules import RuleSet
+from .scoring import winning_team
 from .v1 import referee_pb2 as pb
 from .v1 import referee_pb2_grpc as pb_grpc
 from .wire import PROTOCOL_VERSION, rules_from_pb
@@ -56,6 +56,10 @@ class SeatView:
         self.results: list[HandResult] = []
         self.trick: Combination | None = None
         self.trick_owner: int | None = None
+        # the hand's leader and opening card (HandStart): what a hook observation at the
+        # deal shows, as the engine's own observation does; -1/None before the first deal
+        self.leader = -1
+        self.opening_card: Any = None
         self.position = Position(self.rules, self.seat, 0, list(self.cards_left))
         self._sorted: tuple[Any, ...] = ()
         self._sorted_mask = 0
@@ -83,6 +87,8 @@ class SeatView:
         self.cards_left = list(msg.cards_left)
         self.trick = None
         self.trick_owner = None
+        self.leader = msg.leader
+        self.opening_card = CARDS[msg.must_include] if msg.must_include >= 0 else None
         self.position = Position(self.rules, self.seat, self.hand_mask, self.cards_left)
 
     def move(self, msg: pb.MoveEvent) -> Action:
@@ -104,7 +110,7 @@ class SeatView:
         self.trick_owner = None
 
     def hand_end(self, msg: pb.HandEnd) -> HandResult:
-        mine = tuple(cards_from_mask(self.hand_mask))
+        mine = tuple(self.rules.sort_cards(cards_from_mask(self.hand_mask)))
         result = HandResult(
             hand=msg.hand,
             winner=msg.winner,
@@ -113,21 +119,19 @@ class SeatView:
             penalties=tuple(msg.penalties),
             scores=tuple(msg.scores),
             cumulative=tuple(msg.cumulative),
-            winning_team=(
-                tuple(s for s in range(self.players) if s % 2 == msg.winner % 2)
-                if self.rules.teams
-                else None
-            ),
+            winning_team=winning_team(self.rules, msg.winner),
         )
         self.scores = list(msg.cumulative)
         self.results.append(result)
         return result
 
     def observation(self, turn: pb.TurnRequest | None = None) -> Observation:
-        """The bot's observation; with a turn request, including the legal moves."""
+        """The bot's observation; with a turn request, including the legal moves.  Without
+        one (the hooks at match and hand start) it shows the deal's leader and opening card,
+        field for field what :func:`bigtwo.play_local` gives in-process."""
         legal: tuple[Any, ...] = ()
         to_beat = None
-        must = None
+        must = self.opening_card
         reversed_ = False
         locked: frozenset[int] = frozenset()
         if turn is not None:
@@ -154,7 +158,7 @@ class SeatView:
             rules=self.rules,
             seat=self.seat,
             hand=self._sorted,
-            turn=self.seat if turn is not None else -1,
+            turn=self.seat if turn is not None else self.leader,
             trick=to_beat if turn is not None else self.trick,
             trick_owner=self.trick_owner,
             cards_left=tuple(self.cards_left),
@@ -169,39 +173,6 @@ class SeatView:
         )
 
 
-class InvalidReturn(ValueError):
-    """``act`` returned something that is no play at all."""
-
-
-def encode_move(move: Any) -> tuple[bool, list[int]]:
-    """``(is_pass, card ids)`` for what ``act`` returned.  Never "fixes" a choice: anything
-    expressible as cards is sent as it is, for the referee to judge."""
-    if move is PASS or isinstance(move, PassMove):
-        return True, []
-    if isinstance(move, Combination):
-        return False, [int(c) for c in move.cards]
-    if isinstance(move, str):
-        if move.strip().lower() == "pass":
-            return True, []
-        try:
-            return False, [int(c) for c in parse_cards(move)]
-        except CardParseError as exc:
-            raise InvalidReturn(f"act() returned {move!r}: {exc}") from None
-    if isinstance(move, (list, tuple, set, frozenset)):
-        try:
-            return False, [int(c) for c in parse_cards(list(move))]
-        except (CardParseError, TypeError) as exc:
-            raise InvalidReturn(f"act() returned {move!r}: {exc}") from None
-    raise InvalidReturn(f"act() returned {move!r}, which is not a play (return a legal move)")
-
-
-def _folder_of(bot: Bot) -> str | None:
-    """The folder of the file the bot's class was written in: its frames are the author's."""
-    module = sys.modules.get(type(bot).__module__)
-    path = getattr(module, "__file__", None)
-    return os.path.dirname(os.path.abspath(path)) if path else None
-
-
 def decide(bot: Bot, turn_id: int, observation: Observation) -> pb.Action:
     """Ask the bot; turn whatever happens into an Action message."""
     try:
@@ -214,7 +185,7 @@ def decide(bot: Bot, turn_id: int, observation: Observation) -> pb.Action:
         )
     except Exception as exc:  # the bot's own code failed: report it, keep the connection
         log.error("act() raised:\n%s", traceback.format_exc())
-        detail = describe_error(exc, _folder_of(bot))[:1000]
+        detail = describe_error(exc, folder_of(bot))[:1000]
         return pb.Action(turn_id=turn_id, error=pb.BOT_ERROR_EXCEPTION, error_detail=detail)
     return pb.Action(turn_id=turn_id, cards=cards, **{"pass": is_pass})
 

@@ -24,35 +24,69 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Observation:
-    """A seat's view of the match at one moment."""
+    """A seat's view of the match at one moment: what ``act`` and the ``on_match_start`` /
+    ``on_hand_start`` hooks are given.
+
+    The same fields, with the same values, whether the bot plays over the wire (the client
+    builds it from the referee's messages) or in-process (:func:`bigtwo.play_local`).
+    """
 
     rules: RuleSet
+    """The match's rule set: ``rules.beats(a, b)``, ``rules.classify(cards)``,
+    ``rules.legal_plays(cards)``, ``rules.strength(card)``, ``rules.players``..."""
     seat: int
+    """My seat, 0..players-1.  Turn order is always seat + 1 (mod players)."""
     hand: tuple[Card, ...]
-    """My cards, weakest first."""
+    """My cards, weakest first under the rules' suit order (empty at ``on_match_start``)."""
     turn: int
-    """Seat to move."""
+    """The seat to move: me in ``act``; the hand's leader at ``on_hand_start``; -1 at
+    ``on_match_start`` (no cards dealt yet)."""
     trick: Combination | None
-    """The play to beat; ``None`` when the seat to move leads."""
+    """The play to beat; ``None`` when the seat to move leads (a new trick)."""
     trick_owner: int | None
-    """Seat that made the play to beat."""
+    """The seat that made the play to beat (``None`` when there is none)."""
     cards_left: tuple[int, ...]
+    """Every seat's card count, in seat order (all 0 at ``on_match_start``)."""
     history: Sequence[Action]
-    """Every public play and pass of the match so far, oldest first (read only)."""
+    """Every public play and pass of the match so far, every hand's, oldest first: ``Action
+    (hand, seat, move, lead)``.  Read only (over the wire it is the client's own list, not a
+    copy: keep ``tuple(history)`` if you need it to stay as it is)."""
     hand_no: int
+    """The hand being played, from 0."""
     scores: tuple[int, ...]
-    """Cumulative scores (higher is better)."""
+    """Cumulative scores of the finished hands, in seat order (higher is better)."""
     results: tuple[HandResult, ...]
-    """Finished hands of this match (without other seats' remaining cards)."""
+    """Finished hands of this match (``remaining`` holds only my cards)."""
     legal_moves: tuple[Move, ...]
-    """My legal moves when it is my turn (pass included when legal), else empty."""
+    """My legal moves in ``act`` (never empty there); empty in the hooks' observations.
+
+    The order is part of the API (the referee's default action and the sample bots rely on
+    it):
+
+    - leading: the singles, then the pairs, the triples and the five-card hands (straights,
+      flushes, full houses, four of a kind, straight flushes); the opening lead lists only
+      plays holding ``must_include``;
+    - following: the plays of the trick's size that beat it, then any bombs that may be
+      played on a smaller trick (``bombs = "anywhere"``), then :data:`PASS` when passing is
+      legal — the pass is always last;
+    - within each group in ascending ``key`` (the rules' order), so ``legal_moves[0]`` is the
+      weakest play; under a revolution (``reversed``) the order is kept as it is, so the
+      weakest play in force is then the last of its group.
+    """
     must_include: Card | None = None
+    """The card the opening lead must contain (the lowest card dealt), else ``None``."""
     locked_out: frozenset[int] = frozenset()
+    """Seats that passed and may not play again in this trick (``pass_locks_out``); set in
+    ``act``'s observation."""
     reversed: bool = False
+    """A revolution is in force (``revolution``: a four of a kind reverses rank order); set
+    in ``act``'s observation."""
 
     @classmethod
-    def of(cls, game: Game, seat: int) -> Observation:
-        mine = game.turn == seat and not game.hand_over
+    def of(cls, game: Game, seat: int, with_moves: bool = True) -> Observation:
+        """``seat``'s view of ``game``; its legal moves when it is its turn and
+        ``with_moves`` (the hooks' observations hold none, as over the wire)."""
+        mine = with_moves and game.turn == seat and not game.hand_over
         return cls(
             rules=game.rules,
             seat=seat,
