@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bigtwo import Bot, Game, RuleSet
+from bigtwo import Bot, RuleSet, play_local
 
 from ..bots import BotSpec
 from ..match import by_rotation, run_match
@@ -207,7 +207,8 @@ def engine_samples(
     rules: RuleSet,
     seed: str,
 ):  # type: ignore[no-untyped-def]
-    """The same samples from the engine in-process (no referee): for testing the procedure."""
+    """The same samples from the engine in-process (no referee, :func:`bigtwo.play_local`:
+    the same hooks and judging as over the wire): for testing the procedure."""
     rotations = rules.players
     k = 0
     while True:
@@ -216,13 +217,7 @@ def engine_samples(
         totals = []
         for factory in (new, old):
             seats = [factory(), *[o() for o in opponents]]
-            total = 0.0
-            for hands in deals:
-                g = Game.from_hands(rules.replace(match_end="hands", match_end_value=1), hands)
-                while not g.hand_over:
-                    g.apply(seats[g.turn].act(g.observation(g.turn)))
-                total += g.scores[0]
-            totals.append(total)
+            totals.append(float(play_local(seats, rules, seed=seed, hands=deals).scores[0]))
         yield totals[0] - totals[1]
 
 

@@ -38,7 +38,7 @@ from typing import IO, Any
 from .answers import InvalidReturn, encode_move, folder_of
 from .bot import Bot
 from .cards import CARDS
-from .combos import PASS, Move
+from .combos import PASS, Combination, Move
 from .game import Game, HandResult, IllegalMoveError
 from .loader import describe_error
 from .observation import Observation
@@ -230,6 +230,32 @@ class _Match:
         self.strikes = [0] * len(bots)
         self.forfeited = [False] * len(bots)
         self.turns = 0
+        # each seat's finished hands as it was told them (only its own remaining cards)
+        self.results: list[tuple[HandResult, ...]] = [() for _ in bots]
+
+    def observe(self, seat: int, acting: bool) -> Observation:
+        """What ``seat`` is shown: :meth:`Observation.of`, made as the network client makes
+        it — ``history`` the match's own list (read only, not a copy), ``results`` kept per
+        seat — and with legal moves only in the observation given to ``act``."""
+        g = self.game
+        trick = g.trick
+        return Observation(
+            rules=g.rules,
+            seat=seat,
+            hand=g.hand(seat),
+            turn=g.turn,
+            trick=trick,
+            trick_owner=g.last_player if trick is not None else None,
+            cards_left=g.cards_left,
+            history=g.history,
+            hand_no=g.hand_no,
+            scores=tuple(g.scores),
+            results=self.results[seat],
+            legal_moves=tuple(g.legal_moves()) if acting else (),
+            must_include=g.must_include,
+            locked_out=g.locked_out,
+            reversed=g.reversed,
+        )
 
     def hook(self, bot: Any, name: str, *args: Any) -> None:
         """Call an optional hook; its error is logged and the match goes on, as over the
@@ -252,14 +278,16 @@ class _Match:
             if self.writer:
                 self.writer.deal(g)
             for s, bot in enumerate(self.bots):
-                self.hook(bot, "on_hand_start", observe(g, s, acting=False))
+                self.hook(bot, "on_hand_start", self.observe(s, acting=False))
             while not g.hand_over:
                 self.turn()
             result = g.results[-1]
             if self.writer:
                 self.writer.event({"type": "hand_end", **result.to_dict()})
             for s, bot in enumerate(self.bots):
-                self.hook(bot, "on_hand_end", seat_result(result, s))
+                mine = seat_result(result, s)
+                self.results[s] += (mine,)
+                self.hook(bot, "on_hand_end", mine)
             if g.match_over:
                 break
             if deals is None:
@@ -313,7 +341,7 @@ class _Match:
         g = self.game
         bot = self.bots[s]
         try:
-            answer = bot.act(observe(g, s, acting=True))
+            answer = bot.act(self.observe(s, acting=True))
         except Exception as exc:
             if self.strict:
                 raise
@@ -327,6 +355,8 @@ class _Match:
                 raise
             return self.fault(s, "illegal", f"the bot returned no play: {exc}"[:1000])
         move: Any = PASS if is_pass else [CARDS[i] for i in ids]
+        if isinstance(answer, Combination) and answer.rules is g.rules:
+            move = answer  # the same cards, judged the same: without classifying them again
         try:
             return g.validate(move)
         except IllegalMoveError as exc:
@@ -354,12 +384,6 @@ class _Match:
             )
         self.hook(self.bots[s], "on_fault", kind, fault.detail)
         return None
-
-
-def observe(game: Game, seat: int, acting: bool) -> Observation:
-    """What ``seat`` is shown: with ``acting`` (the observation given to ``act``) its legal
-    moves; otherwise (a hook's) none, as over the wire."""
-    return Observation.of(game, seat, with_moves=acting)
 
 
 def match_start_observation(rules: RuleSet, seat: int) -> Observation:
