@@ -5,7 +5,7 @@ Speed matters here (bots and the referee ask for legal moves at every turn), so 
 combination carries one integer ``key``: within one size, ``a`` beats ``b`` exactly when
 ``a.key > b.key``.  Five-card keys put the category in the high bits, so a flush key is
 above every straight key.  Keys are computed once, when the combination is made; under a
-revolution (RULES.md §4.9) :func:`reversed_key` computes the mirrored key instead.
+revolution (docs/rules.md §4.9) :func:`reversed_key` computes the mirrored key instead.
 
 Key layout (ranks 0..12 for 3..2, suit positions 0..3 in the rule set's suit order,
 strength = 4 * rank + suit position):
@@ -172,6 +172,17 @@ PASS = PassMove()
 Move = Combination | PassMove
 
 
+def straight_sequences(straights: str) -> list[tuple[tuple[int, ...], int]]:
+    """``straights`` (docs/rules.md §3.3): the rank sequences that are straights, lowest
+    first, each with its deciding rank (ranks 0..12 for 3..2)."""
+    seqs = [(tuple(range(lo, lo + 5)), lo + 4) for lo in range(8)]  # 3-4-5-6-7 … T-J-Q-K-A
+    if straights == "no-two+circular":
+        seqs.append(((12, 0, 1, 2, 3), 12))  # 2-3-4-5-6
+    elif straights == "family":  # 2-3-4-5-6 < A-2-3-4-5 < J-Q-K-A-2
+        seqs += [((12, 0, 1, 2, 3), 12), ((11, 12, 0, 1, 2), 12), ((8, 9, 10, 11, 12), 12)]
+    return seqs
+
+
 class Tables:
     """Per-rule-set lookup tables, built once when the rule set is made."""
 
@@ -185,13 +196,8 @@ class Tables:
         self.five = rules.five_card_hands
         self.flush_compare = rules.flush_compare
         self.lowest_tops = rules.lowest_straight_tops
-        self.bombs_anywhere = rules.bombs == "anywhere"
         # sequences: (ranks ascending, rank mask, sequence index, deciding rank)
-        seqs = [(tuple(range(lo, lo + 5)), lo + 4) for lo in range(8)]
-        if rules.straights == "no-two+circular":
-            seqs.append(((12, 0, 1, 2, 3), 12))
-        elif rules.straights == "family":
-            seqs += [((12, 0, 1, 2, 3), 12), ((11, 12, 0, 1, 2), 12), ((8, 9, 10, 11, 12), 12)]
+        seqs = straight_sequences(rules.straights)
         self.seq_list = []
         self.seqs: dict[int, tuple[int, int]] = {}
         for idx, (ranks, decide) in enumerate(seqs):

@@ -22,24 +22,23 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .cards import CARDS, Card, CardParseError, cards_from_mask, format_cards, parse_cards
-from .combos import (
-    FOUR_OF_A_KIND,
-    PASS,
-    Combination,
-    Move,
-    PassMove,
+from .combos import PASS, Combination, Move, PassMove
+from .legality import (
+    SeatCombinations,
+    flips_order,
+    lone_two_lifted,
+    opening_card_required,
+    pass_refusal,
+    play_refusal,
+    select_moves,
 )
-from .legality import SeatCombinations, beats_in_play, is_lone_two, select_moves
 from .observation import Observation
 from .rules import RuleSet
-from .scoring import hand_scores
-
-_TWO_RANK = 12
-_SIZE_NAMES = {1: "singles", 2: "pairs", 3: "triples", 5: "five-card hands"}
+from .scoring import hand_scores, match_over, winning_team
 
 
 class IllegalMoveError(ValueError):
-    """A move refused by the rules; ``reason`` says which rule (RULES.md §8)."""
+    """A move refused by the rules; ``reason`` says which rule (docs/rules.md §8)."""
 
     def __init__(self, reason: str, seat: int | None = None, move: Any = None) -> None:
         self.reason = reason
@@ -53,7 +52,7 @@ class Action(NamedTuple):
     """One public event of the history: ``seat`` made ``move`` in hand ``hand``.
 
     ``lead`` is true when the move started a trick (a pass with ``lead`` true hands the
-    lead on, RULES.md §4.10)."""
+    lead on, docs/rules.md §4.10)."""
 
     hand: int
     seat: int
@@ -168,11 +167,7 @@ class Game:
             if not (isinstance(leader, int) and 0 <= leader < n):
                 raise ValueError(f"leader must be a seat 0..{n - 1}, got {leader!r}")
             self.turn = leader
-        elif (
-            self.hand_no == 0
-            or self.rules.opening == "card-holder-every-hand"
-            or self._fresh_opening
-        ):
+        elif opening_card_required(self.rules, self.hand_no, self._fresh_opening):
             strength = self._t.strength
             lowest = min((c for cards in dealt for c in cards), key=strength.__getitem__)
             self.must_include = CARDS[lowest]
@@ -249,52 +244,39 @@ class Game:
         """What ``seat`` may know, and nothing else (see :class:`Observation`)."""
         return Observation.of(self, seat)
 
-    # ----- legality ---------------------------------------------------------------------
-    def _alert(self, seat: int) -> bool:
-        """Alert rule in force for ``seat``: the next seat in turn holds one card."""
-        return self.rules.alert_rule and self.counts[(seat + 1) % self.players] == 1
+    # ----- legality (every rule in bigtwo.legality; the game is its Turn) ---------------
+    @property
+    def mover_mask(self) -> int:
+        """The cards of the seat to move, as a mask."""
+        return self._masks[self.turn]
 
-    def _strongest(self, seat: int) -> Combination:
-        return self._combos[seat].strongest(self._masks[seat], self.reversed)
+    @property
+    def mover_combos(self) -> SeatCombinations:
+        """The combinations of the seat to move."""
+        return self._combos[self.turn]
 
-    def _lone_two_lifted(self) -> bool:
-        """Every seat holds a lone 2: ``no_lone_two_finish`` would stop the hand for ever,
-        so it is lifted."""
-        return all(is_lone_two(m) for m in self._masks)
+    @property
+    def next_seat(self) -> int:
+        """The seat that plays after the seat to move."""
+        return (self.turn + 1) % self.players
 
-    def _lone_two_blocked(self, seat: int) -> bool:
-        """``no_lone_two_finish``: ``seat`` leads holding only a 2 (and the rule holds)."""
-        return (
-            self.rules.no_lone_two_finish
-            and is_lone_two(self._masks[seat])
-            and not self._lone_two_lifted()
-        )
-
-    def _beats(self, combo: Combination, cur: Combination) -> bool:
-        return beats_in_play(self.rules, combo, cur, self.reversed)
+    @property
+    def next_holds_one(self) -> bool:
+        """The next seat holds exactly one card (the alert rule's trigger)."""
+        return self.counts[(self.turn + 1) % self.players] == 1
 
     def legal_moves(self) -> list[Move]:
         """Every move the seat to play may make; :data:`PASS` is in the list when legal.
         Empty once the hand is over."""
         if self.hand_over:
             return []
-        s = self.turn
-        return select_moves(
-            self.rules,
-            self._combos[s],
-            self._masks[s],
-            self.trick,
-            self.must_include,
-            self.counts[(s + 1) % self.players] == 1,
-            self.reversed,
-            self.first_trick,
-            self.rules.no_lone_two_finish and self._lone_two_lifted(),
-        )
+        return select_moves(self)
 
     @property
     def lone_two_lifted(self) -> bool:
-        """Public flag for the referee's turn requests (see ``no_lone_two_finish``)."""
-        return self.rules.no_lone_two_finish and self._lone_two_lifted()
+        """``no_lone_two_finish`` is lifted because every seat holds a lone 2 (a public
+        flag of the referee's turn requests; see :func:`bigtwo.legality.lone_two_lifted`)."""
+        return lone_two_lifted(self.rules, self._masks)
 
     def validate(self, move: Any) -> Move:
         """``move`` as the engine sees it (a Combination of these rules, or PASS), ready to
@@ -321,12 +303,12 @@ class Game:
             or isinstance(move, PassMove)
             or (isinstance(move, str) and move.strip().lower() == "pass")
         ):
-            why = self._pass_refusal(s)
+            why = pass_refusal(self)
             if why:
                 raise IllegalMoveError(why, s, move)
             return PASS
         combo = self._as_combination(s, move)
-        why = self._play_refusal(s, combo)
+        why = play_refusal(self, combo)
         if why:
             raise IllegalMoveError(why, s, move)
         return combo
@@ -357,55 +339,6 @@ class Game:
             )
         return self._t.make(ids, cat)
 
-    def _play_refusal(self, s: int, combo: Combination) -> str | None:
-        missing = combo.mask & ~self._masks[s]
-        if missing:
-            return f"you do not hold {format_cards(cards_from_mask(missing))}"
-        cur = self.trick
-        if cur is None:
-            if self.must_include is not None and not combo.mask >> self.must_include & 1:
-                return f"the opening lead must include {self.must_include}"
-            if self._lone_two_blocked(s):
-                return (
-                    "no_lone_two_finish: you may not win by leading a single 2 as your last "
-                    "card; pass the lead"
-                )
-        elif not self._beats(combo, cur):
-            if len(combo.cards) != len(cur.cards):
-                return f"the trick is {_SIZE_NAMES[len(cur.cards)]}: play {len(cur.cards)} cards"
-            return f"{combo} does not beat {cur}"
-        if (
-            self._alert(s)
-            and len(combo.cards) == 1
-            and (cur is not None or self.must_include is None)
-        ):
-            top = self._strongest(s)
-            if combo.mask != top.mask:
-                return (
-                    f"alert rule: seat {(s + 1) % self.players} has one card left, so a single "
-                    f"must be your strongest card ({top})"
-                )
-        return None
-
-    def _pass_refusal(self, s: int) -> str | None:
-        cur = self.trick
-        if cur is None:
-            if self._lone_two_blocked(s):
-                return None
-            return "you lead this trick: passing is not allowed"
-        if self._alert(s) and len(cur.cards) == 1 and self._beats(self._strongest(s), cur):
-            return (
-                f"alert rule: seat {(s + 1) % self.players} has one card left and your "
-                f"strongest card beats {cur}: you must play it"
-            )
-        if (
-            self.rules.no_pass_first_trick
-            and self.first_trick
-            and any(m is not PASS for m in self.legal_moves())
-        ):
-            return "no_pass_first_trick: you hold a play that beats the trick"
-        return None
-
     # ----- applying moves ---------------------------------------------------------------
     def apply(self, move: Any) -> None:
         """Play ``move`` for the seat whose turn it is: :data:`PASS`, a combination, or
@@ -422,13 +355,13 @@ class Game:
         if self.trick is None:  # handing the lead on (no_lone_two_finish)
             self.history.append(Action(self.hand_no, s, PASS, True))
             self.turn = (s + 1) % self.players
-            # RULES.md §4.10: the next player "leads anything".  The opening card, if this
-            # was the opening lead, stays in the hand of the seat that handed the lead on,
-            # so requiring it would leave the new leader without a move.
+            # docs/rules.md §4.10, §11.8: the next player "leads anything".  The opening
+            # card, if this was the opening lead, stays in the hand of the seat that handed
+            # the lead on, so requiring it would leave the new leader without a move.
             self.must_include = None
             return
         self.history.append(Action(self.hand_no, s, PASS, False))
-        if self.rules.pass_locks_out:
+        if self.rules.pass_locks_out:  # docs/rules.md §4.3; _advance skips locked seats
             self._locked |= 1 << s
         self._advance(s)
 
@@ -439,7 +372,7 @@ class Game:
         self._sorted[s] = None
         self.history.append(Action(self.hand_no, s, combo, self.trick is None))
         self.must_include = None
-        if self.rules.revolution and combo.category is FOUR_OF_A_KIND:
+        if flips_order(self.rules, combo):
             self.reversed = not self.reversed
         self.trick = combo
         self.last_player = s
@@ -468,7 +401,7 @@ class Game:
         for s in range(n):
             self.scores[s] += scores[s]
             self.penalty_totals[s] += penalties[s]
-        team = tuple(s for s in range(n) if s % 2 == winner % 2) if self.rules.teams else None
+        team = winning_team(self.rules, winner)
         self.results.append(
             HandResult(
                 hand=self.hand_no,
@@ -485,13 +418,9 @@ class Game:
         self.winner = winner
         self.trick = None
         self._locked = 0
-        end, value = self.rules.match_end, self.rules.match_end_value
-        if end == "hands":
-            self.match_over = len(self.results) >= value
-        elif end == "target":
-            self.match_over = max(self.scores) >= value
-        else:
-            self.match_over = max(self.penalty_totals) > value
+        self.match_over = match_over(
+            self.rules, len(self.results), self.scores, self.penalty_totals
+        )
 
     # ----- match results ----------------------------------------------------------------
     def places(self) -> list[int]:

@@ -1,4 +1,4 @@
-"""The rule set: every option of RULES.md §1–§7, the three presets of §9, and the
+"""The rule set: every option of docs/rules.md §1–§7, the three presets of §9, and the
 stateless core that bots and the game share (classify, beats, legal_plays).
 
 A ``RuleSet`` is an immutable value.  Change an option with ``replace``; the result is a new
@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cards import CARDS, Card, CardParseError, parse_cards
-from .combos import BOMBS, Combination, Tables, reversed_key
+from .combos import Combination, Tables
+from .legality import beats
 
 
 class RulesError(ValueError):
@@ -52,7 +53,7 @@ _FALSE = {"off", "false", "no", "0"}
 
 @dataclass(frozen=True)
 class RuleSet:
-    """Every rule option of RULES.md.  The defaults are the ``hk`` preset.
+    """Every rule option of docs/rules.md.  The defaults are the ``hk`` preset.
 
     ``match_end`` is how a match ends: ``hands`` (after ``match_end_value`` hands),
     ``target`` (when a player's cumulative score reaches ``match_end_value``) or
@@ -190,20 +191,11 @@ class RuleSet:
         return self._tables.classify(ids)
 
     def beats(self, challenger: Combination, current: Combination, reversed: bool = False) -> bool:
-        """Whether ``challenger`` may be played on ``current`` (RULES.md §3, §4.6, §4.9).
+        """Whether ``challenger`` may be played on ``current`` (docs/rules.md §4.2, §4.6,
+        §4.9): :func:`bigtwo.legality.beats` for combinations made under any rules.
 
         ``reversed`` is whether a revolution is in force."""
-        challenger = self._own(challenger)
-        current = self._own(current)
-        if len(challenger.cards) != len(current.cards):
-            return (
-                self._tables.bombs_anywhere
-                and challenger.category in BOMBS
-                and len(current.cards) < 5
-            )
-        if reversed:
-            return reversed_key(challenger) > reversed_key(current)
-        return challenger.key > current.key
+        return beats(self, self._own(challenger), self._own(current), reversed)
 
     def legal_plays(
         self,
@@ -266,7 +258,7 @@ def _coerce_flag(name: str, value: Any) -> bool:
 OPTION_NAMES: tuple[str, ...] = tuple(
     f.name for f in dataclasses.fields(RuleSet) if not f.name.startswith("_")
 )
-"""Every rule option, in RULES.md order."""
+"""Every rule option, in the order of docs/rules.md §9."""
 
 
 def _check_names(changes: Mapping[str, Any]) -> None:
@@ -300,4 +292,4 @@ PRESETS: dict[str, dict[str, Any]] = {
         "match_end_value": 10,
     },
 }
-"""RULES.md §9: each preset's differences from the defaults (which are ``hk``)."""
+"""docs/rules.md §9: each preset's differences from the defaults (which are ``hk``)."""

@@ -1,4 +1,4 @@
-"""Scoring a finished hand (RULES.md §5 and §7).
+"""Scoring a finished hand and the end of a match (docs/rules.md §5, §6 and §7).
 
 Scores are signed and *higher is better* under every scoring, so that a ladder can compare
 bots the same way whatever the rules.  ``family`` points are bad, so a loser's hand score
@@ -18,7 +18,7 @@ _TWO_RANK = 12
 
 
 def base_penalty(scoring: str, n: int) -> int:
-    """Penalty for ``n`` cards left before any bonus: the tables of RULES.md §5."""
+    """Penalty for ``n`` cards left before any bonus: the tables of docs/rules.md §5."""
     if n <= 0:
         return 0
     if scoring == "hk":
@@ -44,6 +44,14 @@ def penalty(rules: RuleSet, cards_left: Sequence[int]) -> int:
     return p
 
 
+def winning_team(rules: RuleSet, winner: int) -> tuple[int, ...] | None:
+    """``teams`` (docs/rules.md §7): the seats of the hand winner's team (partners are
+    seats 0+2 and 1+3), or ``None`` in individual play."""
+    if not rules.teams:
+        return None
+    return tuple(s for s in range(rules.players) if s % 2 == winner % 2)
+
+
 def hand_scores(
     rules: RuleSet, winner: int, hands_left: Sequence[Sequence[int]]
 ) -> tuple[list[int], list[int]]:
@@ -55,13 +63,26 @@ def hand_scores(
     """
     n = len(hands_left)
     penalties = [0 if s == winner else penalty(rules, hands_left[s]) for s in range(n)]
-    if rules.teams:
-        team = winner % 2
+    team = winning_team(rules, winner)
+    if team is not None:
         # the winner's partner pays nothing: only the losing team's penalties count
-        penalties = [0 if s % 2 == team else penalties[s] for s in range(n)]
+        penalties = [0 if s in team else penalties[s] for s in range(n)]
         total = sum(penalties)
-        return penalties, [total if s % 2 == team else -total for s in range(n)]
+        return penalties, [total if s in team else -total for s in range(n)]
     scores = [-p for p in penalties]
     if rules.scoring != "family":
         scores[winner] = sum(penalties)
     return penalties, scores
+
+
+def match_over(
+    rules: RuleSet, hands_played: int, scores: Sequence[int], penalty_totals: Sequence[int]
+) -> bool:
+    """``match_end`` and ``match_end_value`` (docs/rules.md §6): whether the match is over
+    after ``hands_played`` hands with these cumulative scores and penalty points."""
+    end, value = rules.match_end, rules.match_end_value
+    if end == "hands":
+        return hands_played >= value
+    if end == "target":
+        return max(scores) >= value
+    return max(penalty_totals) > value  # threshold
