@@ -46,7 +46,7 @@ from curves import crossing
 
 from arena.ladder.duplicate import block_rankings, rotated_deals
 from arena.ladder.ratings import fit_plackett_luce
-from bigtwo import Game, RuleSet, deal
+from bigtwo import Bot, RuleSet, deal, play_local
 from bigtwo.loader import load_bot_class
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +56,7 @@ GRID = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
 Hand = dict[str, float]
 
 
-class Erratic:
+class Erratic(Bot):
     """A bot that plays a random legal move with probability ``eps``, else asks ``base``."""
 
     def __init__(self, base, eps: float, seed: int) -> None:  # type: ignore[no-untyped-def]
@@ -94,11 +94,8 @@ FIELDS: dict[str, Callable[[], tuple[list[str], list, list[str]]]] = {
 
 
 def play(rules: RuleSet, hands: list[list[int]], seats: list) -> list[float]:
-    """One hand; each seat's points."""
-    g = Game.from_hands(rules, hands)
-    while not g.hand_over:
-        g.apply(seats[g.turn].act(g.observation(g.turn)))
-    return [float(x) for x in g.scores]
+    """One hand, played in-process (:func:`bigtwo.play_local`); each seat's points."""
+    return [float(x) for x in play_local(seats, rules, hands=[hands]).scores]
 
 
 def per_entrant(names: list[str], scores: list[float]) -> Hand:
