@@ -7,8 +7,8 @@ class GreedyBot(Bot):
     name = "greedy"
 
     def act(self, observation):
-        # legal_moves lists the weakest first (singles before pairs before five-card hands
-        # when leading); the pass comes last.
+        # legal_moves is in the order Observation.legal_moves documents: weakest first,
+        # the pass last
         for move in observation.legal_moves:
             if move is not PASS:
                 return move

@@ -8,7 +8,7 @@ break a planned unit, and spends a control card only when an opponent is close t
 out or when it is close itself.
 """
 
-from bigtwo import PASS, Bot
+from bigtwo import BOMBS, PASS, Bot, Rank
 
 
 def plan(observation):
@@ -35,7 +35,7 @@ class HeuristicBot(Bot):
     def is_control(self, observation, move):
         rules = observation.rules
         top = max(move.cards, key=rules.strength)
-        return top.rank >= 11 or move.category.name in ("FOUR_OF_A_KIND", "STRAIGHT_FLUSH")
+        return top.rank >= Rank.ACE or move.category in BOMBS
 
     def danger(self, observation):
         """Fewest cards any opponent holds."""
