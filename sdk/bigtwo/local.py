@@ -40,7 +40,7 @@ from .bot import Bot
 from .cards import CARDS
 from .combos import PASS, Combination, Move
 from .game import Game, HandResult, IllegalMoveError
-from .loader import describe_error
+from .loader import describe_error, load_bot_class
 from .observation import Observation
 from .rules import RuleSet
 
@@ -133,7 +133,7 @@ class LocalResult:
 
 
 def play_local(
-    bots: Sequence[Bot | type[Bot]],
+    bots: Sequence[Bot | type[Bot] | str],
     rules: RuleSet | str | None = None,
     seed: int | str = 0,
     hands: Sequence[Deal] | None = None,
@@ -142,8 +142,10 @@ def play_local(
     max_strikes: int = 3,
     strict: bool = False,
 ) -> LocalResult:
-    """Play one match between ``bots`` (instances, or classes made with no arguments), one
-    per seat in seat order, and return its result.
+    """Play one match between ``bots``, one per seat in seat order, and return its result.
+    A bot is an instance, a class (made with no arguments) or where to find one, as
+    ``python -m bigtwo.run`` takes it: ``"path/bot.py[:Class]"``, a folder holding
+    ``bot.py``, or ``"module:Class"`` (e.g. ``"sample_bots/random"``).
 
     ``rules``: a :class:`RuleSet` or a preset name (``"hk"``, ``"family"``, ``"pusoy"``);
     by default the ``hk`` preset for as many players as bots.  ``seed`` deals the hands.
@@ -155,7 +157,7 @@ def play_local(
     ``max_strikes``: faults before a seat forfeits (the arena's default is 3).
     ``strict``: raise a bot's error at once (its exception, :class:`InvalidReturn` or
     :class:`IllegalMoveError`), e.g. to debug it, instead of recording a fault."""
-    seated = [b() if isinstance(b, type) else b for b in bots]
+    seated = [_seat(b) for b in bots]
     for s, bot in enumerate(seated):
         if not callable(getattr(bot, "act", None)):
             raise TypeError(f"seat {s}: {bot!r} is not a bot (no act method)")
@@ -195,6 +197,12 @@ def play_local(
         game=game,
         record=writer.path if writer else None,
     )
+
+
+def _seat(bot: Bot | type[Bot] | str) -> Any:
+    if isinstance(bot, str):
+        return load_bot_class(bot)()
+    return bot() if isinstance(bot, type) else bot
 
 
 def _rules(rules: RuleSet | str | None, players: int) -> RuleSet:

@@ -245,6 +245,8 @@ def test_defaults_and_errors():
     result = play_local([Random, Random], seed=3)  # classes are made; hk for two players
     assert result.game.rules.players == 2 and sum(result.places) >= 3
     assert result.to_dict()["seats"][0]["bot"] == "random"
+    greedy = str(ROOT / "sample_bots" / "greedy")  # where to find a bot, as bigtwo.run takes it
+    assert play_local([greedy, Random], seed=3).names == ("greedy", "random")
     with pytest.raises(ValueError, match="3 bots for a 4-player game"):
         play_local([Random] * 3, "hk")
     with pytest.raises(ValueError, match="hands is a list of deals"):
