@@ -421,7 +421,12 @@ def _print_logs(console: Console, summary: dict) -> None:
 @app.command()
 def replay(
     record_file: Annotated[
-        Path, typer.Argument(help="A match record (JSON Lines), as `arena match --record` writes.")
+        str,
+        typer.Argument(
+            metavar="RECORD",
+            help="A match record (JSON Lines), as `arena match --record` writes, or a ladder "
+            "match id (digits, when no file has that name; see `arena ladder faults`).",
+        ),
     ],
     step: Annotated[
         bool,
@@ -433,11 +438,21 @@ def replay(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Only check; show nothing but the verdict.")
     ] = False,
+    db: Annotated[
+        str | None,
+        typer.Option(help="With a match id: the ladder database (default arena.db)."),
+    ] = None,
+    ladder: Annotated[
+        str | None, typer.Option(help="With a match id: the ladder it must belong to.")
+    ] = None,
 ) -> None:
     """Replay a recorded match and check every deal, move and score with the engine.
 
     Example: arena replay --step m.jsonl
     (after: arena match --record m.jsonl random greedy heuristic random)
+    A ladder match by its id: arena replay 42 --db arena.db
+    (its record is kept compressed in the ladder's database; its hands are shown
+    as one game in deal order: each deal in every seat rotation, then the next)
 
     Shows the match header (bots per seat, rules, match id), then for each hand
     every seat's dealt cards (weakest first), each move with its bot's name and
@@ -456,7 +471,15 @@ def replay(
         raise _fail("--step shows every move; --quiet shows none: give one of them")
     console = Console(highlight=False)
     try:
-        show_replay(record_file, console, step=step, quiet=quiet)
+        if record_file.isdigit() and (db is not None or not Path(record_file).exists()):
+            from .ladder_admin import ladder_record
+
+            with ladder_record(db or "arena.db", int(record_file), ladder) as path:
+                show_replay(path, console, step=step, quiet=quiet)  # type: ignore[arg-type]
+        else:
+            if db is not None or ladder is not None:
+                raise _fail("--db and --ladder go with a ladder match id, not a record file")
+            show_replay(Path(record_file), console, step=step, quiet=quiet)
     except RecordError as exc:
         raise _fail(str(exc), 1) from None
     except KeyboardInterrupt:
@@ -568,7 +591,9 @@ def _ladder_setup(
         ladder = session.scalar(select(Ladder).where(Ladder.name == name))
         if ladder is None:
             if ruleset is None or settings is None:
-                raise _fail(f"no ladder named {name!r} in {db}")
+                from .ladder_admin import ladder_names, no_ladder
+
+                raise _fail(no_ladder(name, ladder_names(session), db))
             ladder = Ladder(name=name, rules=ruleset.to_dict(), settings=settings)
             session.add(ladder)
             session.flush()
@@ -589,14 +614,17 @@ def _probability(p: float) -> str:
     return ">0.999" if p >= 0.9995 else "<0.001" if p < 0.0005 else f"{p:.3f}"
 
 
-def _print_leaderboard(engine, name: str, as_json: bool, matrix: bool = False) -> None:  # type: ignore[no-untyped-def]
+def _print_leaderboard(  # type: ignore[no-untyped-def]
+    engine, name: str, as_json: bool, matrix: bool = False, all_: bool = False
+) -> None:
     from rich.table import Table
     from sqlalchemy.orm import Session
 
+    from .ladder.ratings import SEPARATED_P
     from .ladder.runner import leaderboard
 
     with Session(engine) as session:
-        _, rows = leaderboard(session, name)
+        _, rows = leaderboard(session, name, retired=all_)
     if as_json:
         sys.stdout.write(json.dumps(rows) + "\n")
         return
@@ -617,10 +645,21 @@ def _print_leaderboard(engine, name: str, as_json: bool, matrix: bool = False) -
         "next",
     ):
         table.add_column(col, justify="left" if col == "bot" else "right", no_wrap=True)
+    rated = [r for r in rows if r["rated"]]
     for r in rows:
+        if not r["rated"]:  # entered, no rating yet: listed, never ranked
+            note = "— not yet played" if not r["matches"] else "— no complete deal yet"
+            bot = _shown(r["bot"], 30)
+            if r["retired"]:
+                bot.append(" (retired)", style="dim")
+            table.add_row("", bot, note, "", "", str(r["matches"]), *[""] * 5)
+            continue
+        bot = _shown(r["bot"], 30)
+        if r["retired"]:
+            bot.append(" (retired)", style="dim")
         table.add_row(
             str(r["rank"]),
-            _shown(r["bot"], 30),
+            bot,
             f"{r['elo']:+.0f}",
             f"{r['elo_low']:+.0f}..{r['elo_high']:+.0f}" if r["in_field"] else "unbounded*",
             f"{r['openskill']:.1f}",
@@ -629,26 +668,35 @@ def _print_leaderboard(engine, name: str, as_json: bool, matrix: bool = False) -
             str(r["first_places"]),
             str(r["faults"]),
             str(r["forfeits"]),
-            "" if r is rows[-1] else ">" if r["separated_from_next"] else "~",
+            "" if r is rated[-1] else ">" if r["separated_from_next"] else "~",
         )
     console = Console(highlight=False, width=max(120, Console().width))
     console.print(table)
-    console.print("next: > its 95% interval is clear of the next bot's (separated), ~ not yet")
-    if matrix and len(rows) > 1:
-        grid = Table(title="P(row stronger than column)")
+    console.print(
+        f"next: > separated from the next: P(stronger than it) ≥ {SEPARATED_P} (95% interval "
+        "of the Elo difference excludes 0); ~ not yet"
+    )
+    if matrix and len(rated) > 1:
+        grid = Table(title="P(row stronger than column)", caption=f"* separated: P ≥ {SEPARATED_P}")
         grid.add_column("", no_wrap=True)
-        for r in rows:
+        for r in rated:
             grid.add_column(_shown(r["bot"], 30), justify="right", no_wrap=True)
-        for r in rows:
-            cells = ["" if o is r else _probability(r["superiority"][o["bot"]]) for o in rows]
+        for r in rated:
+            cells = []
+            for o in rated:
+                p = 0.5 if o is r else r["superiority"][o["bot"]]
+                mark = "*" if o is not r and p >= SEPARATED_P else ""
+                cells.append("" if o is r else _probability(p) + mark)
             grid.add_row(_shown(r["bot"], 30), *cells)
         console.print(grid)
+    if any(r["retired"] for r in rows):
+        console.print("(retired): no new matches; its finished ones count for everyone's ratings")
     if any(r["forfeits"] for r in rows):
         console.print(
             "forfeits: seats a bot lost to faults; from then on a fallback played them, and "
             "the ratings count those hands as last place"
         )
-    if not all(r["in_field"] for r in rows):
+    if not all(r["in_field"] for r in rated):
         console.print(
             "* has finished behind (or ahead of) part of the field in every block so far: "
             "no finite rating yet; the mean anchor leaves it out"
@@ -666,6 +714,7 @@ def _top(engine, name: str, n: int = 3) -> str:  # type: ignore[no-untyped-def]
             _, rows = leaderboard(session, name)
     except Exception:  # never let the live view stop a ladder
         return "matches"
+    rows = [r for r in rows if r["rated"]]
     if not rows:
         return "matches"
     return "  ".join(f"{r['rank']}. {printable(r['bot'], 24)} {r['elo']:+.0f}" for r in rows[:n])
@@ -892,17 +941,26 @@ def ladder_show(
             "--matrix", help="Also print P(row bot stronger than column bot) for every pair."
         ),
     ] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Also the retired bots (marked).")] = False,
 ) -> None:
     """Print a ladder's leaderboard (rank, bot, Elo ± 95% interval, matches, ...).
 
-    --json prints a list in rank order; each object also holds `superiority`: for every
-    other bot, the probability that this one is stronger."""
+    The "next" column and --matrix share one criterion: two bots are separated
+    when P(one stronger than the other) ≥ 0.975 by the ratings' normal
+    approximation (the 95% interval of their Elo difference excludes 0).
+    Bots entered but not rated yet are listed last ("not yet played").
+    Retired bots are hidden unless --all; their matches still count for
+    everyone's ratings.
+
+    --json prints a list in rank order, then the unrated (`rated` false,
+    `rank` null); each object also holds `superiority` (for every other bot,
+    the probability that this one is stronger) and `retired`."""
     from pathlib import Path as _Path
 
     if "://" not in db and not _Path(db).exists():
         raise _fail(f"--db {db}: no such database")
     engine = _ladder_setup(db, name, None, None, [])
-    _print_leaderboard(engine, name, as_json, matrix)
+    _print_leaderboard(engine, name, as_json, matrix, all_)
 
 
 class _CompareCommand(typer.core.TyperCommand):
@@ -1131,6 +1189,9 @@ def compare(
         if reason:
             console.print(_shown(f"stopped early: {reason}", 1000))
     raise typer.Exit(result.exit_code)
+
+
+from . import ladder_admin  # noqa: E402, F401  (registers ladder list, faults, retire, plot)
 
 
 def _expand_bots(argv: list[str]) -> list[str]:

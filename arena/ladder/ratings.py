@@ -68,9 +68,23 @@ class Fit:
         return {r.bot: r for r in self.ratings}
 
     def separated(self, a: Hashable, b: Hashable) -> bool:
-        """Whether the 95% intervals of a and b do not overlap."""
-        ra, rb = self.by_bot()[a], self.by_bot()[b]
-        return ra.low > rb.high or rb.low > ra.high
+        """Whether one of a and b is stronger than the other with probability at least
+        ``SEPARATED_P`` (``superiority``: the ratings' normal approximation, with their
+        covariance) — the one criterion the leaderboard's "next" column and its matrix
+        share."""
+        return separated(max(self.superiority[a][b], self.superiority[b][a]))
+
+
+SEPARATED_P = 0.975
+"""Two bots are *separated* when P(the higher one stronger) ≥ 0.975: the 95% interval of
+their Elo difference excludes 0.  Not "their two 95% intervals do not overlap", which
+ignores that the ratings are estimated together and asks for P ≈ 0.997 or more, so that a
+pair at P = 0.998 was shown as not separated."""
+
+
+def separated(p: float) -> bool:
+    """Whether a probability of superiority (either way round) separates two bots."""
+    return max(p, 1 - p) >= SEPARATED_P
 
 
 Orders = dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]

@@ -41,6 +41,7 @@ from ..match import by_rotation, failed_to_start, run_match, split_match
 from ..referee.session import TimeControl
 from .duplicate import block_rankings, rotated_deals
 from .ratings import Fit, fit_plackett_luce
+from .records import compress, split_record
 from .store import (
     BotVersion,
     Entry,
@@ -106,7 +107,11 @@ def plan(session: Session, ladder: Ladder, rounds: int) -> int:
     public id; its seed is keyed (``deal_seed``) when the match is played."""
     deal_key(ladder)
     s = ladder.settings
-    ids = [e.version_id for e in session.scalars(select(Entry).where(Entry.ladder_id == ladder.id))]
+    ids = [
+        e.version_id
+        for e in session.scalars(select(Entry).where(Entry.ladder_id == ladder.id))
+        if not e.retired  # retired: no new matches (its finished ones keep counting)
+    ]
     added = 0
     for group in groups_for(ids):
         for r in range(rounds):
@@ -157,6 +162,7 @@ def _job(engine: Engine, ladder_id: int, match_id: int) -> dict[str, Any]:
         session.commit()  # a ladder planned before keys existed gets its key now
         seeds: list[int | str] = [deal_seed(key, str(d)) for d in match.deal_seeds]
         return {
+            "match_id": match_id,
             "bots": [(versions[v].spec, versions[v].label) for v in match.seats],
             "rules": ladder.rules,
             "seed": seeds[0],
@@ -167,20 +173,23 @@ def _job(engine: Engine, ladder_id: int, match_id: int) -> dict[str, Any]:
         }
 
 
-async def play_job(job: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Play a match from its job data; returns the summary and the moves.  Runs wherever
+async def play_job(job: dict[str, Any]) -> Played:
+    """Play a match from its job data; returns the summary, the moves and the record
+    (gzip-compressed JSON Lines, see ``records``).  Runs wherever
     the match runs (here, or in a Ray worker with its own Docker engine)."""
     return (await play_batch([job]))[0]
 
 
-async def play_batch(
-    jobs: list[dict[str, Any]],
-) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+Played = tuple[dict[str, Any], list[dict[str, Any]], bytes | None]
+"""A played match: its summary, its moves, its record (gzip; None when aborted)."""
+
+
+async def play_batch(jobs: list[dict[str, Any]]) -> list[Played]:
     """Play matches of one table (the same bots in the same seats) as one: every rotation
     by fresh bot instances that play that rotation of every deal of every match, so none
     sees a deal twice and a bot starts once per rotation of the batch, not of each match
     (a start costs more CPU than the hands it plays; see ``batches``).  Returns each
-    match's summary and moves, as if played alone."""
+    match's summary, moves and record, as if played alone."""
     first = jobs[0]
     if any(j["bots"] != first["bots"] or j["rules"] != first["rules"] for j in jobs):
         raise ValueError("a batch holds matches of one table only")
@@ -202,20 +211,20 @@ async def play_batch(
             segments=by_rotation(len(deals), first.get("rotations", 1)),
             all_must_start=True,  # a bot that cannot start is never rated: stop at once
         )
-        moves = [
-            e
-            for e in (json.loads(line) for line in record.read_text().splitlines())
-            if e["type"] == "turn"
-        ]
-    if len(jobs) == 1 or summary.get("aborted"):
-        # aborted: a bot did not start, so none of it is kept (run_pending puts it back)
-        return [(summary, moves) for _ in jobs]
-    out = []
+        events = [json.loads(line) for line in record.read_text().splitlines()]
+    moves = [e for e in events if e["type"] == "turn"]
+    if summary.get("aborted"):
+        # a bot did not start, so none of it is kept (run_pending puts it back)
+        return [(summary, moves, None) for _ in jobs]
+    parts = [summary] if len(jobs) == 1 else split_match(summary, sizes)
+    parts = [{**part, "seed": job["seed"]} for job, part in zip(jobs, parts, strict=True)]
+    kept = split_record(events, parts, [j.get("match_id") for j in jobs])
+    out: list[Played] = []
     lo = 0
-    for job, part in zip(jobs, split_match(summary, sizes), strict=True):
-        hi = lo + len(job["deals"])
+    for part, events_j in zip(parts, kept, strict=True):
+        hi = lo + len(part["hands"])
         mine = [{**m, "hand": m["hand"] - lo} for m in moves if lo <= m["hand"] < hi]
-        out.append(({**part, "seed": job["seed"]}, mine))
+        out.append((part, mine, compress(events_j)))
         lo = hi
     return out
 
@@ -244,11 +253,13 @@ def _save(
     rotations: int,
     summary: dict[str, Any],
     moves: list[dict[str, Any]],
+    record: bytes | None = None,
 ) -> None:
     with Session(engine) as session, session.begin():
         match = session.get(Match, match_id)
         assert match is not None
-        save_match(session, match, summary, block_totals(match, summary, rotations), moves)
+        totals = block_totals(match, summary, rotations)
+        save_match(session, match, summary, totals, moves, record)
 
 
 class BotCannotStart(RuntimeError):
@@ -265,7 +276,7 @@ def _unplay(engine: Engine, match_id: int) -> None:
             match.started = None
 
 
-def _ray_play(jobs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+def _ray_play(jobs: list[dict[str, Any]]) -> list[Played]:
     """The Ray task: one batch of matches in the worker's own event loop."""
     return asyncio.run(play_batch(jobs))
 
@@ -321,8 +332,8 @@ async def run_pending(
                 f"bot '{seat['bot']}' cannot start, so the ladder stopped and rated nothing "
                 f"of its match: {detail}"
             )
-        for mid, (summary, moves) in zip(batch, results, strict=True):
-            _save(engine, mid, rotations, summary, moves)
+        for mid, (summary, moves, record) in zip(batch, results, strict=True):
+            _save(engine, mid, rotations, summary, moves, record)
             done += 1
             if on_done:
                 on_done(done, total, summary)
@@ -355,15 +366,20 @@ def _ray_remote(address: str | None):  # type: ignore[no-untyped-def]
     return ray.remote(_ray_play)
 
 
-def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[dict[str, Any]]]:
-    """The ladder's ratings and one row per entrant, in rank order."""
+def leaderboard(
+    session: Session, ladder_name: str, retired: bool = False
+) -> tuple[Fit | None, list[dict[str, Any]]]:
+    """The ladder's ratings and one row per entrant: the rated in rank order, then those
+    with no rating yet (``rated`` False: entered but not played, or no complete deal yet).
+    Retired entrants' rows (``retired`` True) only with ``retired``; the ratings are always
+    fitted on every finished match, theirs included.  ``rank`` and ``separated_from_next``
+    are among the rows returned."""
     ladder = session.scalar(select(Ladder).where(Ladder.name == ladder_name))
     if ladder is None:
         raise ValueError(f"no ladder named {ladder_name!r}")
-    entries = {
-        e.version_id: e.version
-        for e in session.scalars(select(Entry).where(Entry.ladder_id == ladder.id))
-    }
+    entered = list(session.scalars(select(Entry).where(Entry.ladder_id == ladder.id)))
+    entries = {e.version_id: e.version for e in entered}
+    is_retired = {e.version_id: e.retired for e in entered}
     done = {
         m.id: m
         for m in session.scalars(
@@ -373,7 +389,7 @@ def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[di
     rotations = ladder.settings["rotations"]
     blocks = rated_blocks(list(done.values()), rotations)
     if len({k for b in blocks for order in b for k in order}) < 2:
-        return None, []
+        return None, _unrated(entries, is_retired, done, [], retired)
     fit = fit_plackett_luce(blocks)
     skill = openskill_ordinals(rated_totals(blocks, rotations))
     out = []
@@ -418,9 +434,56 @@ def leaderboard(session: Session, ladder_name: str) -> tuple[Fit | None, list[di
                 # False: always behind (or ahead of) part of the field so far, so no finite
                 # rating yet; its interval is the ridge's, and it is not in the anchor mean
                 "in_field": r.in_field,
+                "rated": True,
+                "retired": is_retired.get(r.bot, False),
             }
         )
-    return fit, out
+    if not retired:  # hidden: rank and "next" among the rows shown
+        out = [row for row in out if not row["retired"]]
+        vid = {label: b for b, label in labels.items()}
+        for i, row in enumerate(out):
+            row["rank"] = i + 1
+            below = out[i + 1] if i + 1 < len(out) else None
+            row["separated_from_next"] = bool(
+                below and fit.separated(vid[row["bot"]], vid[below["bot"]])
+            )
+    return fit, out + _unrated(entries, is_retired, done, [r.bot for r in ranked], retired)
+
+
+def _unrated(
+    entries: dict[int, BotVersion],
+    is_retired: dict[int, bool],
+    done: dict[int, Match],
+    rated: list[Any],
+    retired: bool,
+) -> list[dict[str, Any]]:
+    """Rows for entrants with no rating yet: entered and not played (``matches`` 0), or
+    played without a complete deal block so far — shown, not hidden until they play."""
+    out = []
+    for vid, version in sorted(entries.items()):
+        if vid in rated or (is_retired.get(vid) and not retired):
+            continue
+        out.append(
+            {
+                "rank": None,
+                "bot": version.label,
+                "elo": None,
+                "elo_low": None,
+                "elo_high": None,
+                "openskill": None,
+                "matches": sum(1 for m in done.values() if vid in m.seats),
+                "points_per_hand": None,
+                "first_places": 0,
+                "faults": 0,
+                "forfeits": 0,
+                "superiority": {},
+                "separated_from_next": False,
+                "in_field": False,
+                "rated": False,
+                "retired": bool(is_retired.get(vid)),
+            }
+        )
+    return out
 
 
 FORFEITED = float("-inf")
@@ -520,7 +583,8 @@ def elo_history(blocks: list[dict[Any, float]], k: float = 16.0) -> list[dict[An
 def snapshot(session: Session, ladder_name: str) -> RatingSnapshot | None:
     """Store the leaderboard as it stands (the ratings' history)."""
     ladder = session.scalar(select(Ladder).where(Ladder.name == ladder_name))
-    _, rows = leaderboard(session, ladder_name)
+    _, rows = leaderboard(session, ladder_name, retired=True)
+    rows = [r for r in rows if r["rated"]]  # the history of ratings: the rated only
     if ladder is None or not rows:
         return None
     done = counts(session, ladder_name).get("done", 0)

@@ -9,6 +9,7 @@ match; a match left ``running`` by a killed run is played again from scratch.
 
 from __future__ import annotations
 
+import gzip
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,15 +17,18 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     DateTime,
     Float,
     ForeignKey,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
     create_engine,
     event,
+    false,
     select,
 )
 from sqlalchemy.engine import Engine
@@ -77,13 +81,16 @@ class Ladder(Base):
 
 
 class Entry(Base):
-    """A bot version taking part in a ladder."""
+    """A bot version taking part in a ladder.  A retired entry is planned into no new match
+    and hidden from the leaderboard by default; its finished matches keep counting for
+    everyone's ratings (they were played, and the others' results in them stand)."""
 
     __tablename__ = "entries"
     __table_args__ = (UniqueConstraint("ladder_id", "version_id"),)
     id: Mapped[int] = mapped_column(primary_key=True)
     ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id"))
     version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"))
+    retired: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     version: Mapped[BotVersion] = relationship()
 
 
@@ -138,6 +145,21 @@ class FaultRow(Base):
     hand: Mapped[int | None] = mapped_column(Integer, nullable=True)
     turn: Mapped[int | None] = mapped_column(Integer, nullable=True)
     detail: Mapped[str] = mapped_column(Text)
+
+
+class MatchRecord(Base):
+    """A finished match's record (``arena replay`` reads it): its JSON Lines, gzip-compressed,
+    in the database rather than in files beside it, because a PostgreSQL ladder has no
+    "beside" (its readers may be on other machines, its writer on a Ray head) and because
+    the record is then written in the match's own transaction — never a result without its
+    record, nor a record left behind by a match that was not kept.  A table of its own, so
+    that reading matches for the ratings never loads the blobs."""
+
+    __tablename__ = "match_records"
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), primary_key=True)
+    encoding: Mapped[str] = mapped_column(String(16), default="jsonl+gzip")
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    size: Mapped[int] = mapped_column(Integer)  # uncompressed bytes
 
 
 class RatingSnapshot(Base):
@@ -210,9 +232,13 @@ def save_match(
     summary: dict[str, Any],
     totals: list[dict[str, float]],
     moves: list[dict[str, Any]],
+    record: bytes | None = None,
 ) -> None:
-    """Everything a finished match produced, in the caller's one transaction."""
+    """Everything a finished match produced, in the caller's one transaction; ``record``:
+    its record as gzip-compressed JSON Lines (see ``MatchRecord``)."""
     match.status = "done"
+    if record is not None:
+        session.add(MatchRecord(match_id=match.id, data=record, size=len(gzip.decompress(record))))
     match.finished = _now()
     match.result = json.loads(json.dumps(summary))
     for i, block in enumerate(totals):

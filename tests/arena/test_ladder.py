@@ -247,8 +247,9 @@ def test_a_bot_that_cannot_start_stops_the_ladder_and_is_never_rated(tmp_path):
         done = conn.execute(text("SELECT count(*) FROM matches WHERE status = 'done'")).scalar()
     engine.dispose()
     assert done == 0
-    shown = arena("ladder", "show", "--db", str(db), "--json")
-    assert "crash_at_start" not in shown.stdout
+    shown = json.loads(arena("ladder", "show", "--db", str(db), "--json").stdout)
+    (entry,) = [r for r in shown if r["bot"] == "crash_at_start"]  # entered, never rated
+    assert not entry["rated"] and entry["matches"] == 0 and entry["elo"] is None
 
 
 def test_a_bot_that_cannot_start_in_a_later_rotation_of_a_batch_stops_the_ladder(tmp_path):
