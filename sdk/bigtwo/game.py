@@ -104,6 +104,13 @@ class Game:
     ``Game.from_hands(rules, hands)`` starts from explicit hands (tests, duplicate deals).
     """
 
+    turn: int
+    """The seat to move."""
+    mover_mask: int
+    """The cards of the seat to move, as a mask (read by :mod:`bigtwo.legality`)."""
+    mover_combos: SeatCombinations
+    """The combinations of the seat to move (read by :mod:`bigtwo.legality`)."""
+
     def __init__(
         self,
         rules: RuleSet,
@@ -166,14 +173,14 @@ class Game:
         if leader is not None:
             if not (isinstance(leader, int) and 0 <= leader < n):
                 raise ValueError(f"leader must be a seat 0..{n - 1}, got {leader!r}")
-            self.turn = leader
+            self._give_turn(leader)
         elif opening_card_required(self.rules, self.hand_no, self._fresh_opening):
             strength = self._t.strength
             lowest = min((c for cards in dealt for c in cards), key=strength.__getitem__)
             self.must_include = CARDS[lowest]
-            self.turn = next(s for s in range(n) if self._masks[s] >> lowest & 1)
+            self._give_turn(next(s for s in range(n) if self._masks[s] >> lowest & 1))
         else:
-            self.turn = self.results[-1].winner
+            self._give_turn(self.results[-1].winner)
 
     def _check_hands(self, hands: Sequence[Iterable[Any]]) -> list[list[Card]]:
         n = self.players
@@ -245,15 +252,13 @@ class Game:
         return Observation.of(self, seat)
 
     # ----- legality (every rule in bigtwo.legality; the game is its Turn) ---------------
-    @property
-    def mover_mask(self) -> int:
-        """The cards of the seat to move, as a mask."""
-        return self._masks[self.turn]
-
-    @property
-    def mover_combos(self) -> SeatCombinations:
-        """The combinations of the seat to move."""
-        return self._combos[self.turn]
+    def _give_turn(self, seat: int) -> None:
+        """Make ``seat`` the seat to move.  Every change of turn goes through here, so
+        ``mover_mask`` and ``mover_combos`` (what the rules read of the seat to move, kept as
+        attributes because they are read at every turn) always belong to ``turn``."""
+        self.turn = seat
+        self.mover_mask = self._masks[seat]
+        self.mover_combos = self._combos[seat]
 
     @property
     def next_seat(self) -> int:
@@ -307,7 +312,10 @@ class Game:
             if why:
                 raise IllegalMoveError(why, s, move)
             return PASS
-        combo = self._as_combination(s, move)
+        if type(move) is Combination and move.rules is self.rules:
+            combo = move  # the commonest case: a move from legal_moves()
+        else:
+            combo = self._as_combination(s, move)
         why = play_refusal(self, combo)
         if why:
             raise IllegalMoveError(why, s, move)
@@ -354,7 +362,7 @@ class Game:
     def _do_pass(self, s: int) -> None:
         if self.trick is None:  # handing the lead on (no_lone_two_finish)
             self.history.append(Action(self.hand_no, s, PASS, True))
-            self.turn = (s + 1) % self.players
+            self._give_turn((s + 1) % self.players)
             # docs/rules.md §4.10, §11.8: the next player "leads anything".  The opening
             # card, if this was the opening lead, stays in the hand of the seat that handed
             # the lead on, so requiring it would leave the new leader without a move.
@@ -392,7 +400,7 @@ class Game:
             self.trick = None
             self._locked = 0
             self.first_trick = False
-        self.turn = nxt
+        self._give_turn(nxt)
 
     def _end_hand(self, winner: int) -> None:
         n = self.players

@@ -83,24 +83,17 @@ class Turn(Protocol):
     (it knows its own); the functions below read only these attributes, and only those a
     rule in force needs."""
 
-    @property
-    def rules(self) -> RuleSet: ...
+    rules: RuleSet
+    must_include: Card | None
+    """The card the opening lead must hold (docs/rules.md §4.1), else ``None``."""
+    reversed: bool
+    """A revolution is in force."""
+    first_trick: bool
+    """This is the first trick of the hand."""
 
     @property
     def trick(self) -> Combination | None:
         """The play to beat; ``None`` when the seat leads."""
-
-    @property
-    def must_include(self) -> Card | None:
-        """The card the opening lead must hold (docs/rules.md §4.1), else ``None``."""
-
-    @property
-    def reversed(self) -> bool:
-        """A revolution is in force."""
-
-    @property
-    def first_trick(self) -> bool:
-        """This is the first trick of the hand."""
 
     @property
     def lone_two_lifted(self) -> bool:

@@ -5,6 +5,8 @@
 - ``legal_moves()`` is exactly the set of moves ``apply`` accepts (every combination the
   hand can make is either listed and accepted or unlisted and refused; random junk is
   refused; a refused move leaves the state untouched);
+- a bot's client, knowing only its own hand and the public position (``Position``), lists
+  the same legal moves and gives the same refusals as the game;
 - ``beats`` is a strict order within a size (irreflexive, antisymmetric, transitive).
 """
 
@@ -15,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bigtwo import CARDS, PASS, Game, IllegalMoveError, RuleSet
+from bigtwo.legality import Position
 from bigtwo.rules import _CHOICES, _FLAGS, PRESETS
 
 
@@ -71,6 +74,7 @@ def check_legality(g, rng):
         else:
             assert g.refusal(combo) is not None, (combo, g.trick)
     assert masks <= {c.mask for c in every}
+    check_client_agrees(g, legal, every)
     before = snapshot(g)
     for _ in range(3):  # random junk: sizes 1..6 from the whole deck
         junk = rng.sample(CARDS, rng.randint(1, 6))
@@ -83,6 +87,30 @@ def check_legality(g, rng):
             else:
                 raise AssertionError(f"accepted {junk} not in legal_moves()")
             assert snapshot(g) == before
+
+
+def check_client_agrees(g, legal, every):
+    """The seat's own view (its cards and what the referee's turn request says) judges
+    every move as the game does: the generator and the refusals of bigtwo.legality run on
+    both, so they must agree move for move."""
+    seat = g.turn
+    pos = Position(
+        g.rules,
+        seat,
+        sum(1 << c for c in g.hand(seat)),
+        list(g.cards_left),
+        to_beat=g.trick,
+        must_include=g.must_include,
+        reversed=g.reversed,
+        first_trick=g.first_trick,
+        lone_two_lifted=g.lone_two_lifted,
+    )
+    mine = pos.legal_moves()
+    assert sorted(m.mask for m in mine) == sorted(m.mask for m in legal)
+    assert (PASS in mine) == (PASS in legal)
+    assert pos.refusal(PASS) == g.refusal(PASS)
+    for combo in every:
+        assert pos.refusal(combo) == g.refusal(combo), combo
 
 
 @given(rules=rule_sets(), seed=st.integers(0, 10**9), move_seed=st.integers(0, 10**6))
@@ -155,7 +183,7 @@ def test_classify_agrees_with_generation(rules, seed):
         assert (combo is not None) == (sum(1 << c for c in sub) in generated)
 
 
-# ----- no_lone_two_finish on small hands full of 2s (RULES.md §4.10) -------------------------
+# ----- no_lone_two_finish on small hands full of 2s (docs/rules.md §4.10) --------------------
 _TWOS = [c for c in CARDS if c.rank == 12]
 _NOT_TWOS = [c for c in CARDS if c.rank != 12]
 
