@@ -4,7 +4,7 @@ The session owns the :class:`bigtwo.Game`.  It writes each seat's messages in ba
 :class:`Seat`) and reads the seat's actions from an inbox that the gRPC handler fills, so
 the match loop never blocks on a slow or hostile client beyond the move's deadline.
 
-Faults (RULES.md §8 plus time control): a timeout, an illegal or malformed action, or an
+Faults (docs/rules.md §8, §11.14; time control): a timeout, an illegal or malformed action, or an
 error the bot reports is answered by the **default action** — pass when passing is legal,
 otherwise the weakest legal move (when leading: the weakest single, holding any required
 card) — and a strike.  At ``max_strikes`` strikes, or when the bot is gone (disconnect,

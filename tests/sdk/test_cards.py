@@ -1,4 +1,4 @@
-"""Card notation and ids (RULES.md notation section)."""
+"""Card notation and ids (docs/rules.md, "Notation")."""
 
 import pickle
 

@@ -1,4 +1,4 @@
-"""Combinations and their order: RULES.md §2, §3 and every worked example of §10."""
+"""Combinations and their order: docs/rules.md §2, §3 and every worked example of §10."""
 
 import itertools
 
@@ -23,7 +23,7 @@ def cat(rules, cards):
     return None if combo is None else combo.category
 
 
-# ----- RULES.md §10, line by line ------------------------------------------------------
+# ----- docs/rules.md §10, line by line ------------------------------------------------------
 def test_hk_examples_singles_and_pairs():
     assert beats(HK, "2S", "2H") and not beats(HK, "2H", "2S")
     assert beats(HK, "2S 2D", "2H 2C")

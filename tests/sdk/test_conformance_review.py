@@ -1,7 +1,7 @@
-"""Conformance review of the engine against RULES.md (§1-§10).
+"""Conformance review of the engine against docs/rules.md (§1-§10).
 
 Every test cites the section it checks. Tests marked ``xfail(strict=True)`` document a
-disagreement between the engine and RULES.md (or a crash / stuck state) that is still open.
+disagreement between the engine and docs/rules.md (or a crash / stuck state) that is still open.
 """
 
 import itertools

@@ -1,4 +1,4 @@
-"""The game state machine: RULES.md §1, §4–§8 on explicit hands."""
+"""The game state machine: docs/rules.md §1, §4–§8 on explicit hands."""
 
 import random
 
@@ -273,7 +273,7 @@ def test_lone_two_rule_is_lifted_when_every_seat_holds_a_lone_two():
     assert strs(g.legal_moves()) == ["2D"]
 
 
-# The lead handed on under no_lone_two_finish is free (RULES.md §4.10: "the next player in
+# The lead handed on under no_lone_two_finish is free (docs/rules.md §4.10: "the next seat in
 # turn leads anything"), even when the seat handing it on held the opening card: the
 # opening-card requirement goes with the lead (issue 9: seat 1 was left with no move).
 LONE_TWO_OPENINGS = ["card-holder-first-hand", "card-holder-every-hand"]

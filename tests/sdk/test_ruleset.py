@@ -1,4 +1,4 @@
-"""RuleSet: presets as RULES.md §9, overrides, serialisation, clear errors."""
+"""RuleSet: presets as docs/rules.md §9, overrides, serialisation, clear errors."""
 
 import json
 
@@ -7,7 +7,7 @@ import pytest
 from bigtwo import OPTION_NAMES, PRESETS, RulesError, RuleSet
 
 PRESET_TABLE = {
-    # option: (hk, family, pusoy) — RULES.md §9, column by column
+    # option: (hk, family, pusoy) — docs/rules.md §9, column by column
     "players": (4, 4, 4),
     "direction": ("clockwise", "counter-clockwise", "counter-clockwise"),
     "suit_order": ("DCHS", "DCHS", "CSHD"),
