@@ -215,7 +215,7 @@ def ladder_faults(
     with Session(engine) as session:
         picked = pick_entries(session, ladder_id, bot)
         labels = {e.version_id: e.version.label for e in picked}
-        where = (Match.ladder_id == ladder_id, FaultRow.version_id.in_(labels))
+        where = (Match.ladder_id == ladder_id, FaultRow.version_id.in_(list(labels)))
         total = session.scalar(select(func.count()).select_from(FaultRow).join(Match).where(*where))
         kinds = dict(
             session.execute(

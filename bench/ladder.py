@@ -169,9 +169,9 @@ def matches_needed(
 def wrong_separations(
     pool: list[Match], truth: list[str], sizes: list[int], resamples: int
 ) -> dict:
-    """How honest the official 95% intervals are on real games: over resampled ladders,
-    the pairs whose intervals do not overlap, and how many of those are in the wrong
-    order (at most 2.5% is the issue's bound)."""
+    """How honest the leaderboard's separation is on real games: over resampled ladders,
+    the pairs it calls separated (``Fit.separated``: P(stronger) ≥ 0.975), and how many of
+    those are in the wrong order (at most 2.5% is the issue's bound)."""
     rng = random.Random("calibration")
     separated = wrong = 0
     for m in sizes:
@@ -320,7 +320,7 @@ def main() -> int:
         calib = wrong_separations(made["duplicate"], truth, sizes, args.resamples // 2)
         out.setdefault("interval_check", {})[field] = calib
         print(
-            f"    {field}: 95% intervals separated {calib['separated_pairs']} pairs, "
+            f"    {field}: separated (P ≥ 0.975) {calib['separated_pairs']} pairs, "
             f"{calib['wrong_order']} of them in the wrong order",
             file=sys.stderr,
             flush=True,

@@ -85,6 +85,21 @@ def split_record(
     return out
 
 
+def kept_records(
+    events: list[dict[str, Any]],
+    parts: list[dict[str, Any]],
+    match_ids: list[int | None],
+) -> list[bytes | None]:
+    """Each match's record, compressed (``split_record``, ``compress``); None for all of
+    them when the batch's record cannot be cut (a record of an unexpected shape): a
+    match's result is never lost for the sake of its record — ``arena replay`` then says
+    the match has none."""
+    try:
+        return [compress(e) for e in split_record(events, parts, match_ids)]
+    except (KeyError, TypeError, ValueError, StopIteration):
+        return [None] * len(parts)
+
+
 def compress(events: list[dict[str, Any]]) -> bytes:
     """JSON Lines as the record writer writes them, gzip-compressed (``mtime=0``: the same
     record always compresses to the same bytes)."""

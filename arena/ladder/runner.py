@@ -41,7 +41,7 @@ from ..match import by_rotation, failed_to_start, run_match, split_match
 from ..referee.session import TimeControl
 from .duplicate import block_rankings, rotated_deals
 from .ratings import Fit, fit_plackett_luce
-from .records import compress, split_record
+from .records import kept_records
 from .store import (
     BotVersion,
     Entry,
@@ -218,13 +218,13 @@ async def play_batch(jobs: list[dict[str, Any]]) -> list[Played]:
         return [(summary, moves, None) for _ in jobs]
     parts = [summary] if len(jobs) == 1 else split_match(summary, sizes)
     parts = [{**part, "seed": job["seed"]} for job, part in zip(jobs, parts, strict=True)]
-    kept = split_record(events, parts, [j.get("match_id") for j in jobs])
+    kept = kept_records(events, parts, [j.get("match_id") for j in jobs])
     out: list[Played] = []
     lo = 0
-    for part, events_j in zip(parts, kept, strict=True):
+    for part, record_j in zip(parts, kept, strict=True):
         hi = lo + len(part["hands"])
         mine = [{**m, "hand": m["hand"] - lo} for m in moves if lo <= m["hand"] < hi]
-        out.append((part, mine, compress(events_j)))
+        out.append((part, mine, record_j))
         lo = hi
     return out
 

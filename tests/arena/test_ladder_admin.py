@@ -323,7 +323,7 @@ def test_show_before_any_match_lists_the_entered_bots(tmp_path):
 
 
 def test_a_ladder_match_is_kept_compressed_and_replays_by_id(db, slip):
-    run(db, "--rounds", "2", *SAMPLES, slip)
+    run(db, "--rounds", "3", "--jobs", "1", *SAMPLES, slip)  # one batch of three matches
     kept = query(
         db,
         "select r.match_id, r.data, r.size, r.encoding from match_records r "
@@ -340,6 +340,9 @@ def test_a_ladder_match_is_kept_compressed_and_replays_by_id(db, slip):
         # the moves table and the record agree
         moves = query(db, f"select count(*) from moves where match_id = {mid}")[0][0]
         assert moves == sum(e["type"] == "turn" for e in events)
+    for other, *_ in kept[1:]:  # each match of the batch: its own record, checked
+        proc = arena("replay", str(other), "--db", db, "--quiet")
+        assert proc.returncode == 0 and "record complete" in " ".join(proc.stdout.split())
     mid = kept[0][0]
     proc = arena("replay", str(mid), "--db", db, "--quiet")
     assert proc.returncode == 0, proc.stderr
@@ -438,3 +441,10 @@ def test_plot_before_any_rating_says_so(tmp_path):
     query(db, "update matches set status = 'pending'")
     proc = arena("ladder", "plot", "--db", db)
     assert proc.returncode == 2 and "no ratings yet" in proc.stderr
+
+
+def test_a_record_that_cannot_be_cut_costs_the_record_not_the_result():
+    from arena.ladder.records import kept_records
+
+    parts = [{"hands": [], "seats": []}]
+    assert kept_records([{"type": "turn", "hand": 0}], parts, [1]) == [None]  # no header
