@@ -182,7 +182,7 @@ def wrong_separations(
                 for b in truth[i + 1 :]:
                     if fit.separated(a, b):
                         separated += 1
-                        wrong += rated[a].elo < rated[b].elo
+                        wrong += int(rated[a].elo < rated[b].elo)  # int: --json
     return {"separated_pairs": separated, "wrong_order": wrong, "sizes": sizes}
 
 
