@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import signal
@@ -196,7 +197,14 @@ def match(
             "in this folder as seat<N>-<bot>.log.",
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON only.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the result as JSON only. In JSON (and records) hands and turns count "
+            "from 0, as list indices; tables count hands from 1.",
+        ),
+    ] = False,
 ) -> None:
     """Referee a match between bots, each in its own sandbox, over gRPC.
 
@@ -249,6 +257,19 @@ def match(
             )
         )
 
+    from .sandbox.base import choose_sandbox
+
+    chosen = choose_sandbox(sandbox)  # once, and said: the first line may take a while
+    err = Console(stderr=True, soft_wrap=True, highlight=False)
+    err.print(
+        _shown(
+            f"starting {len(specs)} bots in the {chosen} sandbox"
+            + (" (chosen by --sandbox auto)" if sandbox == "auto" else "")
+            + "; the table begins when the first hand ends"
+        )
+    )
+    if chosen == "process":
+        _warn_host_packages(err, specs)
     got: list[int] = []
 
     async def guarded() -> dict:
@@ -265,7 +286,7 @@ def match(
             ruleset,
             seed,
             tc,
-            sandbox,
+            chosen,
             record,
             on_hand_end=printer,
             listen_tcp=listen,
@@ -322,6 +343,17 @@ def match(
         raise typer.Exit(3)
 
 
+def _warn_host_packages(err: Console, specs: list) -> None:  # type: ignore[type-arg]
+    """The process sandbox has only the standard library and the SDK: name, before it
+    runs, each bot that imports another package (see :mod:`arena.bot_imports`)."""
+    from .bot_imports import process_sandbox_note
+
+    for spec in {s.name: s for s in specs}.values():
+        note = process_sandbox_note(spec)
+        if note:
+            err.print(_labelled("warning:", "yellow", note))
+
+
 class _HandPrinter:
     """The live per-hand table of `arena match`."""
 
@@ -349,13 +381,18 @@ def _print_standings(console: Console, summary: dict) -> None:
     table = Table(title=_shown(f"Match {summary['match_id']} — final standings"))
     for col in ("place", "seat", "bot", "score", "forfeit", "faults"):
         table.add_column(col, justify="right" if col in ("place", "seat", "score") else "left")
-    for s in sorted(summary["seats"], key=lambda s: (s["place"], s["seat"])):
+    if any(s["forfeit"] for s in summary["seats"]):
+        # a forfeited seat's points are partly the fallback's: never ranked above a bot
+        # that played its own (a ladder rates it last)
+        table.caption = "—: forfeited, listed last (the fallback played its seat since)"
+    playing = [s for s in summary["seats"] if not s["forfeit"]]  # placed among themselves
+    for s in sorted(summary["seats"], key=lambda s: (s["forfeit"], s["place"], s["seat"])):
         kinds: dict[str, int] = {}
         for f in s["faults"]:
             kinds[f["kind"]] = kinds.get(f["kind"], 0) + 1
         faults = ", ".join(k if n == 1 else f"{k} ×{n}" for k, n in kinds.items())
         table.add_row(
-            str(s["place"]),
+            "—" if s["forfeit"] else str(1 + sum(o["place"] < s["place"] for o in playing)),
             str(s["seat"]),
             _shown(s["bot"], 30),
             f"{s['score']:+d}",
@@ -565,9 +602,19 @@ app.add_typer(ladder_app, name="ladder")
 
 
 def _ladder_setup(
-    db: str, name: str, ruleset: RuleSet | None, settings: dict | None, bots: list[str]
+    db: str,
+    name: str,
+    ruleset: RuleSet | None,
+    settings: dict | None,
+    bots: list[str],
+    refused: list | None = None,
 ):  # type: ignore[no-untyped-def]
-    """Open the database, find or create the ladder, enter the bots; returns the engine."""
+    """Open the database, find or create the ladder, enter the bots; returns the engine.
+
+    With ``refused`` (a list to fill), each bot new to the ladder is first checked
+    (:mod:`arena.validation`: one hand against copies of itself, in the ladder's sandbox
+    and time control); one that cannot start or forfeits is not entered, and its
+    :class:`~arena.validation.Validation` is appended to ``refused``."""
     from sqlalchemy import select
     from sqlalchemy.exc import SQLAlchemyError
     from sqlalchemy.orm import Session
@@ -599,7 +646,21 @@ def _ladder_setup(
             session.flush()
         elif ruleset is not None and ladder.rules != ruleset.to_dict():
             raise _fail(f"ladder {name!r} plays other rules; give another --name")
-        for spec, digest in zip(specs, digests, strict=True):
+        ladder_rules, ladder_settings = ladder.rules, dict(ladder.settings)
+        new = [
+            (spec, digest)
+            for spec, digest in zip(specs, digests, strict=True)
+            if not _entered(session, ladder.id, spec.name, digest)
+        ]
+    pairs = list(zip(specs, digests, strict=True))
+    if refused is not None and new:
+        bad = _check_bots([s for s, _ in new], RuleSet.from_dict(ladder_rules), ladder_settings)
+        refused.extend(bad)
+        names = {v.bot.name for v in bad}
+        pairs = [(s, d) for s, d in pairs if s.name not in names]
+    with Session(engine) as session, session.begin():
+        ladder = session.scalar(select(Ladder).where(Ladder.name == name))
+        for spec, digest in pairs:
             version = add_version(session, spec.name, spec.runner_spec, digest)
 
             exists = session.scalar(
@@ -608,6 +669,55 @@ def _ladder_setup(
             if exists is None:
                 session.add(Entry(ladder_id=ladder.id, version_id=version.id))
     return engine
+
+
+def _entered(session, ladder_id: int, bot: str, digest: str | None) -> bool:  # type: ignore[no-untyped-def]
+    """Whether this version of ``bot`` (its source hash) is already in the ladder."""
+    from sqlalchemy import select
+
+    from .ladder.store import Bot, BotVersion, Entry
+
+    return (
+        session.scalar(
+            select(Entry.id)
+            .join(BotVersion, Entry.version_id == BotVersion.id)
+            .join(Bot, BotVersion.bot_id == Bot.id)
+            .where(Entry.ladder_id == ladder_id, Bot.name == bot, BotVersion.source_hash == digest)
+        )
+        is not None
+    )
+
+
+def _check_bots(specs: list, rules: RuleSet, settings: dict) -> list:  # type: ignore[type-arg]
+    """Check each bot that needs it (:func:`arena.validation.validate`) in the ladder's
+    sandbox and time control, one after the other with a line each on stderr; returns the
+    refused ones' Validations.  A sandbox that cannot run at all is the organizer's error,
+    not the bot's: it ends the command."""
+    import asyncio
+
+    from .referee.session import TimeControl
+    from .validation import needs_check, validate
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    tc = TimeControl(**settings.get("time_control", {}))
+    refused = []
+    for spec in specs:
+        if not needs_check(spec):
+            continue
+        err.print(_shown(f"checking {spec.name}: one hand against copies of itself…"))
+        try:
+            result = asyncio.run(validate(spec, rules, settings.get("sandbox", "auto"), tc))
+        except KeyboardInterrupt:
+            raise _fail("interrupted while checking bots; nothing was entered", 130) from None
+        except (ImageBuildError, SandboxUnavailable, OSError) as exc:
+            raise _fail(f"cannot check {spec.name}: {exc}") from None
+        if result.ok:
+            for warning in result.warnings:
+                err.print(_labelled(f"warning: {spec.name}:", "yellow", warning))
+        else:
+            err.print(_labelled(f"refused {spec.name}:", "red", result.reason))
+            refused.append(result)
+    return refused
 
 
 def _probability(p: float) -> str:
@@ -733,7 +843,14 @@ def ladder_run(
     set_: SetOpt = None,
     deals: Annotated[int, typer.Option(min=1, help="Deals per match.")] = 4,
     rotations: Annotated[int, typer.Option(help="Seat rotations per deal: 4, 12 or 24.")] = 4,
-    rounds: Annotated[int, typer.Option(min=1, help="Matches per group of four.")] = 1,
+    rounds: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Matches per group of four, in all: a run plays what is missing, so run "
+            "again with a larger --rounds to add matches.",
+        ),
+    ] = 1,
     db: Annotated[
         str, typer.Option(help="SQLite file or database URL (postgresql://...).")
     ] = "arena.db",
@@ -742,20 +859,35 @@ def ladder_run(
         int | None, typer.Option(min=1, help="Matches at once (default: cores).")
     ] = None,
     move_ms: MoveMsOpt = 1000,
+    bank_ms: BankMsOpt = 10_000,
+    startup_ms: StartupMsOpt = 30_000,
+    max_strikes: MaxStrikesOpt = 3,
     executor: Annotated[str, typer.Option(help="local (a pool in this process) or ray.")] = "local",
     ray_address: Annotated[
         str | None, typer.Option(help="Ray cluster address (default: a local Ray runtime).")
     ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check/--no-check",
+            help="Check each new bot first (one hand against copies of itself) and refuse "
+            "one that cannot start or forfeits. --no-check enters bots unchecked; a bot that "
+            "then cannot start still stops the ladder, unrated.",
+        ),
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the leaderboard as JSON.")] = False,
 ) -> None:
     """Run a duplicate round-robin ladder and print the leaderboard.
 
     Resumable: run it again and it plays only what is not finished; add bots and they get
     matches against the field. A new ladder with no bots named plays the sample bots.
+    Each bot new to the ladder is first checked (one hand against copies of itself);
+    one that cannot start or forfeits is refused with its error, and the rest play.
     Example: arena ladder run --rules hk --bots sample_bots/*
     """
     import asyncio
     import os
+    import time
 
     from rich.progress import (
         BarColumn,
@@ -785,11 +917,11 @@ def ladder_run(
         "deals": deals,
         "rotations": rotations,
         "sandbox": sandbox,
-        "time_control": {
+        "time_control": {  # a new ladder's; an existing one keeps its own
             "move_ms": move_ms,
-            "bank_ms": 10_000,
-            "startup_ms": 30_000,
-            "max_strikes": 3,
+            "bank_ms": bank_ms,
+            "startup_ms": startup_ms,
+            "max_strikes": max_strikes,
         },
     }
     if not bots:
@@ -809,10 +941,12 @@ def ladder_run(
                 probe.dispose()
         if fresh:  # a new ladder with no bots named: the sample bots
             bots = sample_names()
-    engine = _ladder_setup(db, name, ruleset, settings, bots or [])
-    from sqlalchemy import select
+    refused: list = []
+    engine = _ladder_setup(db, name, ruleset, settings, bots or [], refused if check else None)
+    from sqlalchemy import func, select
 
-    from .ladder.store import Ladder
+    from .ladder.store import Ladder, Match
+    from .sandbox.base import choose_sandbox
 
     with Session(engine) as session, session.begin():
         ladder = session.scalar(select(Ladder).where(Ladder.name == name))
@@ -820,19 +954,71 @@ def ladder_run(
             plan(session, ladder, rounds)
         except ValueError as exc:
             raise _fail(str(exc)) from None
+        pending = session.scalar(
+            select(func.count())
+            .select_from(Match)
+            .where(Match.ladder_id == ladder.id, Match.status != "done")
+        )
+        asked = ladder.settings.get("sandbox", "auto")
     console = Console(stderr=as_json, highlight=False)
+    tty = console.is_terminal  # else plain lines: a log file gets one per match
+    chosen = choose_sandbox(asked)
+    workers = jobs or os.cpu_count() or 1
+    if chosen == "process" and bots:
+        from .bots import BotSpecError
+        from .bots import resolve as resolve_bot
+
+        with contextlib.suppress(BotSpecError):  # named and refused above already
+            _warn_host_packages(
+                Console(stderr=True, soft_wrap=True, highlight=False),
+                [resolve_bot(b) for b in bots],
+            )
+    console.print(
+        _shown(
+            f"{pending} match(es) to play, {workers} at a time; sandbox: {chosen}"
+            + (" (chosen by --sandbox auto)" if asked == "auto" else "")
+            + ("; the first match ends after its bots start (and images build)" if pending else "")
+        ),
+        soft_wrap=True,
+    )
+    if not pending:
+        console.print(
+            _shown(
+                f"nothing to play: every group has its {rounds} match(es) (--rounds is a "
+                f"total); run with --rounds {rounds + 1} or more to add matches"
+            ),
+            soft_wrap=True,
+        )
+    started = time.monotonic()
     with Progress(
         TextColumn("{task.description}", style="progress.description", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}", markup=False),
         TimeRemainingColumn(),
         console=console,
         transient=as_json,
+        disable=not tty,
     ) as progress:
-        task = progress.add_task("matches", total=None)
+        task = progress.add_task("starting bots…", total=pending or None, rate="")
 
         def on_done(done: int, total: int, _summary: dict) -> None:
-            progress.update(task, completed=done, total=total, description=_top(engine, name))
+            minutes = (time.monotonic() - started) / 60
+            rate = done / minutes if minutes > 0 else 0.0
+            top = _top(engine, name)
+            progress.update(
+                task, completed=done, total=total, description=top, rate=f"{rate:.1f}/min"
+            )
+            if not tty:
+                left = (total - done) / rate if rate > 0 else 0.0
+                console.print(
+                    _shown(
+                        f"match {done}/{total} done, {rate:.1f} matches/min, about "
+                        f"{left:.0f} min left; top: {top}",
+                        1000,
+                    ),
+                    soft_wrap=True,
+                )
 
         got: list[int] = []
 
@@ -846,9 +1032,7 @@ def ladder_run(
             for sig in (signal.SIGINT, signal.SIGTERM):
                 if signal.getsignal(sig) is not signal.SIG_IGN:
                     loop.add_signal_handler(sig, lambda sig=sig: (got.append(sig), me.cancel()))
-            return await run_pending(
-                engine, name, jobs or os.cpu_count() or 1, on_done, executor, ray_address
-            )
+            return await run_pending(engine, name, workers, on_done, executor, ray_address)
 
         try:
             asyncio.run(guarded())
@@ -864,6 +1048,15 @@ def ladder_run(
     with Session(engine) as session, session.begin():
         snapshot(session, name)
     _print_leaderboard(engine, name, as_json)
+    if refused:  # said when checked; said again where the organizer looks last
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            _labelled(
+                f"refused {len(refused)} bot(s), not entered:",
+                "red",
+                "; ".join(f"{v.bot.name}: {v.reason}" for v in refused),
+                2000,
+            )
+        )
 
 
 @ladder_app.command("add")
@@ -871,17 +1064,39 @@ def ladder_add(
     bots: Annotated[list[str], typer.Argument(help="Bots to enter (as for `arena match`).")],
     name: Annotated[str, typer.Option(help="Ladder name.")] = "default",
     db: Annotated[str, typer.Option(help="SQLite file or database URL.")] = "arena.db",
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check/--no-check",
+            help="Check each new bot first (one hand against copies of itself) and refuse "
+            "one that cannot start or forfeits. --no-check enters bots unchecked; a bot that "
+            "then cannot start still stops the ladder, unrated.",
+        ),
+    ] = True,
 ) -> None:
     """Enter bots in an existing ladder; the next `arena ladder run` schedules their matches
-    against the field. A changed bot is a new version with its own rating."""
+    against the field. A changed bot is a new version with its own rating.
+
+    Each new bot is first checked: one hand against copies of itself, in the ladder's
+    sandbox and time control. A bot that cannot start or forfeits is refused with its
+    error and not entered (exit 3); the others are entered."""
     from pathlib import Path as _Path
 
     if "://" not in db and not _Path(db).exists():
         raise _fail(f"--db {db}: no such database (create the ladder with `arena ladder run`)")
-    _ladder_setup(db, name, None, None, bots)
+    refused: list = []
+    _ladder_setup(db, name, None, None, bots, refused if check else None)
+    entered = len(bots) - len(refused)
     Console(highlight=False).print(
-        _shown(f"entered {len(bots)} bot(s) in ladder '{printable(name, 60)}'")
+        _shown(f"entered {entered} bot(s) in ladder '{printable(name, 60)}'")
     )
+    if refused:
+        raise _fail(
+            f"refused {len(refused)} bot(s): "
+            + ", ".join(v.bot.name for v in refused)
+            + " (the reasons are above); fix and add again",
+            3,
+        )
 
 
 @ladder_app.command("export")
@@ -1011,12 +1226,24 @@ def compare(
     elo0: Annotated[
         float, typer.Option(help="H0: NEW is this much better (normalized Elo).")
     ] = 0.0,
-    elo1: Annotated[float, typer.Option(help="H1: NEW is this much better.")] = 10.0,
+    elo1: Annotated[
+        float,
+        typer.Option(
+            help="H1: NEW is this much better. The default, 50, takes 256 deals on average; "
+            "each halving of elo1 − elo0 takes four times as many."
+        ),
+    ] = 50.0,
     alpha: Annotated[float, typer.Option(help="False positive rate.")] = 0.05,
     beta: Annotated[float, typer.Option(help="False negative rate.")] = 0.05,
     max_matches: Annotated[
-        int, typer.Option(min=1, help="Budget: pairs of matches (each pair plays --batch deals).")
-    ] = 50,
+        int,
+        typer.Option(
+            min=1,
+            help="Budget: pairs of matches (each pair plays --batch deals). The default, "
+            "128 × 4 = 512 deals, twice the average at the default bounds, decides about 9 "
+            "tests in 10.",
+        ),
+    ] = 128,
     batch: Annotated[int, typer.Option(min=1, help="Deals per match.")] = 4,
     seed: Annotated[
         str | None,
@@ -1030,6 +1257,15 @@ def compare(
     bank_ms: BankMsOpt = 10_000,
     startup_ms: StartupMsOpt = 15_000,
     max_strikes: MaxStrikesOpt = 3,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check/--no-check",
+            help="First play one hand of each bot (but the sample bots) against copies of "
+            "itself; one that cannot start or forfeits is refused (exit 64) before any "
+            "sample.",
+        ),
+    ] = True,
     as_json: Annotated[
         bool,
         typer.Option(
@@ -1054,7 +1290,8 @@ def compare(
       1    not better (H0 accepted; also when NEW forfeits a match)
       2    undecided at the budget (or OLD forfeited a match)
       64   bad input: an option's value, an unknown option, a bot that cannot
-           be found or loaded, the rules (EX_USAGE; not 2, which is undecided)
+           be found, loaded or started, or forfeits its check (--check), the
+           rules (EX_USAGE; not 2, which is undecided)
       69   the test could not run here: no sandbox, a bot image fails to build
       130  interrupted (143: terminated); with --json, the test so far
     """
@@ -1122,6 +1359,20 @@ def compare(
             Console(stderr=True, soft_wrap=True, highlight=False).print(
                 _labelled("warning:", "yellow", plan.warning)
             )
+        if check:  # every bot that is not a sample bot, before the first sample
+            from .validation import needs_check, validate
+
+            named = [("NEW", specs[0]), ("OLD", specs[1])] + [("opponent", o) for o in pool]
+            todo = {spec.name: (which, spec) for which, spec in named if needs_check(spec)}
+            if todo:
+                console.print(_shown(f"checking {', '.join(todo)}: one hand each…", 1000))
+            checks = await asyncio.gather(
+                *(validate(spec, ruleset, sandbox, tc) for _, spec in todo.values())
+            )
+            for (which, spec), checked in zip(todo.values(), checks, strict=True):
+                if not checked.ok:
+                    refused.append(f"{which} ({spec.name}) was refused: {checked.reason}")
+                    return None
         samples = match_samples(specs[0], specs[1], pool, ruleset, seed, sandbox, batch, tc)
         with Progress(
             TextColumn("{task.description}", markup=False),
@@ -1148,8 +1399,11 @@ def compare(
         return None
 
     reason = ""
+    refused: list[str] = []
     try:
         decision = asyncio.run(run())
+        if refused:
+            raise _compare_fail(refused[0][:2000], EXIT_BAD_INPUT, as_json, "refused")
     except (KeyboardInterrupt, asyncio.CancelledError):
         code = EXIT_TERMINATED if got and got[-1] == signal.SIGTERM else EXIT_INTERRUPTED
         decision, reason = "interrupted", f"interrupted after {test.n} deals"
@@ -1223,10 +1477,31 @@ def _raise_descriptor_limit() -> None:
                 continue
 
 
+def _show_progress_notes() -> None:
+    """What the library says a person is waiting for (logger ``arena.progress``: an image
+    building, ...) goes to stderr as plain lines, bot names escaped — stdout stays the
+    command's result (JSON for scripts)."""
+    import logging
+
+    class Plain(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            return printable(record.getMessage(), 500)
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(Plain())
+    notes = logging.getLogger("arena.progress")
+    notes.addHandler(handler)
+    notes.setLevel(logging.INFO)
+    notes.propagate = False
+
+
 def main() -> None:
     _raise_descriptor_limit()
     sys.argv[1:] = _expand_bots(sys.argv[1:])
-    app()
+    _show_progress_notes()
+    from .help_text import tidy
+
+    tidy(typer.main.get_command(app))(prog_name="arena")
 
 
 __all__ = ["OPTION_NAMES", "RuleSet", "app", "main"]

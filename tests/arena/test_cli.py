@@ -1,5 +1,6 @@
 """The `arena` command as a user runs it: a real process, real output, real exit codes."""
 
+import itertools
 import json
 import subprocess
 import sys
@@ -315,3 +316,71 @@ def test_interrupting_a_match_stops_every_bot_and_keeps_the_record(tmp_path, sig
     assert not any(f.exists() for f in folders)  # socket and seat folders removed
     replayed = arena("replay", "--quiet", str(record))
     assert replayed.returncode == 0 and "INCOMPLETE" in replayed.stdout
+
+
+def _commands():
+    """Every command path of the CLI, e.g. ("ladder", "run")."""
+    import typer
+
+    from arena.cli import app
+
+    def walk(command, path):
+        subs = getattr(command, "commands", None)
+        if not subs:
+            yield path
+            return
+        for name, sub in subs.items():
+            yield from walk(sub, (*path, name))
+
+    return list(walk(typer.main.get_command(app), ()))
+
+
+def test_help_names_values_not_python_types_and_wraps_whole_sentences():
+    """Typer labelled options with their annotations (<bool> after a switch, <list[str]>,
+    <int range>) and kept the docstrings' line breaks, so at another width a sentence
+    stopped mid-line.  Every command's --help, at two widths: no Python type label, and
+    each sentence of the description is wrapped by the terminal, not by the source."""
+    import os
+    import re
+
+    commands = _commands()
+    assert ("ladder", "run") in commands and ("compare",) in commands
+    for path in commands:
+        for width in ("80", "160"):
+            out = subprocess.run(
+                [sys.executable, "-m", "arena", *path, "--help"],
+                capture_output=True,
+                text=True,
+                env={**os.environ, "COLUMNS": width},
+            ).stdout
+            assert out, path
+            labels = re.findall(r"<(?:bool|str|int|float|list|path)[^>]*>", out)
+            assert not labels, (path, labels)
+            if width == "160":  # wide enough that no description line wraps
+                head = out.split("╭")[0]
+                lines = [ln.rstrip() for ln in head.splitlines()[3:]]
+                for line, after in itertools.pairwise(lines):
+                    # a short line that stops mid-sentence, continued on the next line
+                    # (not indented: an indented one is laid out by hand, a table)
+                    cut = (
+                        len(line) < 120
+                        and line[-1:].isalnum()
+                        and after[:1] == " "
+                        and after[1:2].islower()
+                    )
+                    assert not cut, (path, line, after)
+
+
+def test_a_forfeited_bot_is_listed_last_and_unplaced_in_the_standings():
+    """Its seat is played on by the fallback, whose points may beat working bots: the table
+    never ranks it above a bot that played its own (it was placed 1st on the fallback's
+    win).  The others are placed among themselves, 1, 2, 3."""
+    raiser = str(Path(__file__).resolve().parents[1] / "adversarial" / "bots" / "raiser.py")
+    proc = arena("match", "--sandbox", "inproc", "--hands", "2", raiser, "random", "greedy",
+                 "heuristic")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = [ln.split("│")[1:-1] for ln in proc.stdout.splitlines() if ln.startswith("│")]
+    rows = [[c.strip() for c in r] for r in rows if len(r) == 6]
+    assert [r[2] for r in rows][-1] == "raiser" and rows[-1][0] == "—" and rows[-1][4] == "yes"
+    assert rows[0][0] == "1" and all(r[0] in ("1", "2", "3") for r in rows[:-1])  # ties share
+    assert "forfeited, listed last" in proc.stdout

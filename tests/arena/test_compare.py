@@ -71,16 +71,30 @@ def test_undecided_at_the_budget_exits_2():
 def test_a_forfeit_stops_the_test():
     """The fallback that plays a forfeited seat is not the bot: a crashing NEW is not
     better (exit 1), a crashing OLD decides nothing (exit 2); both say why."""
-    new_crashes = compare("--max-matches", "5", RAISER, "random")
+    new_crashes = compare("--no-check", "--max-matches", "5", RAISER, "random")
     assert new_crashes.returncode == 1, new_crashes.stderr
     verdict = strict_json(new_crashes.stdout)  # no -Infinity for the interval of 0 samples
     assert verdict["decision"] == "not better" and "NEW (raiser) forfeited" in verdict["reason"]
     assert "RuntimeError: boom" in verdict["reason"]
     assert verdict["samples"] == 0 and verdict["elo_low"] is None and verdict["elo_high"] is None
     assert verdict["exit_code"] == 1
-    old_crashes = compare("--max-matches", "5", "random", RAISER)
+    old_crashes = compare("--no-check", "--max-matches", "5", "random", RAISER)
     assert old_crashes.returncode == 2, old_crashes.stderr
     assert "OLD (raiser)" in strict_json(old_crashes.stdout)["reason"]
+
+
+@pytest.mark.parametrize("order", ["new", "old"])
+def test_a_bot_that_fails_its_check_is_refused_before_any_sample(order):
+    """Checked first (one hand against copies of itself): a bot that forfeits at once is
+    bad input (64) with its own error, not a verdict and not a sample."""
+    bots = [RAISER, "random"] if order == "new" else ["random", RAISER]
+    proc = compare("--max-matches", "5", *bots)
+    assert proc.returncode == 64, proc.stderr
+    out = strict_json(proc.stdout)
+    assert out["error"] == "refused" and out["decision"] is None
+    which = "NEW" if order == "new" else "OLD"
+    assert f"{which} (raiser) was refused" in out["message"]
+    assert "RuntimeError: boom" in out["message"] and "raiser.py:" in out["message"]
 
 
 BAD_INPUT = [  # arguments, what the error names
@@ -96,7 +110,7 @@ BAD_INPUT = [  # arguments, what the error names
     (["--move-ms", "0", "random", "greedy"], "--move-ms"),
     (["--elo1", "ten", "random", "greedy"], "--elo1"),
     (["--no-such-option", "random", "greedy"], "--no-such-option"),
-    (["random"], "old"),
+    (["random"], "OLD"),
 ]
 
 
@@ -129,12 +143,19 @@ def test_time_control_options_reach_the_referee():
     a move forfeits at its first move under 100 ms with no bank and one strike."""
     proc = compare(
         *("--move-ms", "100", "--bank-ms", "0", "--max-strikes", "1"),
-        *("--max-matches", "1", "--batch", "1", SLEEPER, "random"),
-    )
+        *("--max-matches", "1", "--batch", "1", "--no-check", SLEEPER, "random"),
+    )  # (checked, it is refused for the same timeout: see the next test)
     assert proc.returncode == 1, proc.stderr
     verdict = strict_json(proc.stdout)
     assert verdict["decision"] == "not better" and "NEW (sleeper) forfeited" in verdict["reason"]
     assert "timeout" in verdict["reason"] and "100 ms" in verdict["reason"]
+
+
+def test_the_check_plays_under_the_time_control_given():
+    proc = compare("--move-ms", "100", "--bank-ms", "0", "--max-matches", "1", SLEEPER, "random")
+    assert proc.returncode == 64, proc.stderr
+    message = strict_json(proc.stdout)["message"]
+    assert "NEW (sleeper) was refused" in message and "no action within 100 ms" in message
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])

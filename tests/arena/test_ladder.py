@@ -217,7 +217,9 @@ def test_a_bot_that_crashes_at_once_ranks_last_not_on_its_fallback(tmp_path):
     """Its seat is played to the end by the fallback policy (a fair player of the weakest
     cards, good enough to beat random): the ratings must count those hands as last place,
     not as the bot's own."""
-    proc = ladder_run(tmp_path / "l.db", "--rounds", "2", "--bots", *SAMPLES[:2], RAISER)
+    proc = ladder_run(
+        tmp_path / "l.db", "--no-check", "--rounds", "2", "--bots", *SAMPLES[:2], RAISER
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     rows = {r["bot"]: r for r in json.loads(proc.stdout)}
     assert [r["bot"] for r in json.loads(proc.stdout)][-1] == "raiser"
@@ -230,14 +232,50 @@ def test_a_bot_that_crashes_at_once_ranks_last_not_on_its_fallback(tmp_path):
     assert "unbounded*" in table.stdout and "forfeits:" in table.stdout
 
 
-def test_a_bot_that_cannot_start_stops_the_ladder_and_is_never_rated(tmp_path):
-    """A bot that fails while being imported never played: the ladder stops with its own
-    error, and no match is rated (the fallback's play is not the bot's)."""
+def test_a_bot_that_cannot_start_is_refused_at_entry_and_the_rest_play(tmp_path):
+    """A bot that fails while being imported is checked before it is entered (one hand
+    against copies of itself), refused with its own error, and never rated; the bots that
+    work play their ladder (before the check, it stopped the ladder)."""
     broken = str(ROOT / "tests" / "adversarial" / "bots" / "crash_at_start.py")
     db = tmp_path / "l.db"
     proc = arena(
         "ladder", "run", "--db", str(db), "--sandbox", "process", "--deals", "1",
-        "--bots", *SAMPLES[:2], broken,
+        "--json", "--bots", *SAMPLES, broken,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "refused crash_at_start" in proc.stderr and "broken on purpose" in proc.stderr
+    assert "did not start" in proc.stderr and "Traceback" not in proc.stderr
+    assert sorted(r["bot"] for r in json.loads(proc.stdout)) == ["greedy", "heuristic", "random"]
+    assert statuses(str(db)) == {"done": 1}
+    shown = arena("ladder", "show", "--db", str(db), "--json")
+    assert "crash_at_start" not in shown.stdout
+
+
+def test_ladder_add_refuses_a_bot_that_forfeits_its_check_and_enters_the_rest(tmp_path):
+    db = tmp_path / "l.db"
+    assert ladder_run(db, "--deals", "1", "--bots", *SAMPLES).returncode == 0
+    good = str(ROOT / "tests" / "adversarial" / "bots" / "good.py")
+    proc = arena("ladder", "add", "--db", str(db), RAISER, good)
+    assert proc.returncode == 3, proc.stderr
+    assert "refused raiser" in proc.stderr and "RuntimeError: boom" in proc.stderr
+    assert "raiser.py:" in proc.stderr  # the author's own file and line
+    assert "entered 1 bot(s)" in proc.stdout
+    shown = {
+        r["bot"] for r in json.loads(arena("ladder", "show", "--db", str(db), "--json").stdout)
+    }
+    assert "good" in shown and "raiser" not in shown
+    again = arena("ladder", "add", "--db", str(db), good)  # already in: not checked again
+    assert again.returncode == 0 and "checking" not in again.stderr
+
+
+def test_an_unchecked_bot_that_cannot_start_stops_the_ladder_and_is_never_rated(tmp_path):
+    """--no-check: the runner's own guard — the ladder stops with the bot's error, and no
+    match is rated (the fallback's play is not the bot's)."""
+    broken = str(ROOT / "tests" / "adversarial" / "bots" / "crash_at_start.py")
+    db = tmp_path / "l.db"
+    proc = arena(
+        "ladder", "run", "--db", str(db), "--sandbox", "process", "--deals", "1",
+        "--no-check", "--bots", *SAMPLES[:2], broken,
     )  # fmt: skip
     assert proc.returncode != 0
     assert "crash_at_start" in proc.stderr and "broken on purpose" in proc.stderr, proc.stderr
@@ -271,7 +309,7 @@ def test_a_bot_that_leaves_after_its_hello_forfeits_and_cannot_void_the_match(tm
     if it counted as "cannot start", any bot could void the matches it dislikes."""
     leaver = str(ROOT / "tests" / "adversarial" / "bots" / "leaves_after_hello.py")
     proc = arena(
-        "ladder", "run", "--db", str(tmp_path / "l.db"), "--sandbox", "process",
+        "ladder", "run", "--db", str(tmp_path / "l.db"), "--sandbox", "process", "--no-check",
         "--deals", "1", "--json", "--bots", *SAMPLES[:2], leaver,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -287,7 +325,7 @@ def test_a_batch_of_matches_is_rated_as_its_matches(tmp_path):
     exiter = str(ROOT / "tests" / "adversarial" / "bots" / "exiter.py")
     db = tmp_path / "l.db"
     proc = arena(
-        "ladder", "run", "--db", str(db), "--sandbox", "process", "--rounds", "3",
+        "ladder", "run", "--db", str(db), "--sandbox", "process", "--rounds", "3", "--no-check",
         "--jobs", "1", "--deals", "1", "--json", "--bots", *SAMPLES[:2], exiter,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -420,3 +458,28 @@ def test_ray_executor_on_a_local_ray_runtime(tmp_path):
     assert {r["bot"] for r in rows} == {"random", "heuristic"}
     assert statuses(db) == {"done": 2}
     assert query(db, "select count(*) from deals")[0][0] == 2 * 4
+
+
+def test_ladder_run_says_what_it_does_in_plain_lines_when_not_a_terminal(tmp_path):
+    """Redirected to a file, `ladder run` wrote nothing until the leaderboard; it never said
+    which sandbox `auto` chose, nor that --rounds is a total (a rerun played 0 matches in
+    silence)."""
+    db = str(tmp_path / "l.db")
+    proc = arena(
+        "ladder", "run", "--db", db, "--sandbox", "inproc", "--deals", "1", "--rounds", "2",
+        "--bots", *SAMPLES,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith("2 match(es) to play") and "sandbox: inproc" in first
+    done = [ln for ln in proc.stdout.splitlines() if ln.startswith("match ")]
+    assert [ln.split()[1] for ln in done] == ["1/2", "2/2"]
+    assert all("matches/min" in ln and "top: 1. " in ln for ln in done)
+    again = arena("ladder", "run", "--db", db, "--rounds", "2")
+    assert again.returncode == 0, again.stderr
+    assert "0 match(es) to play" in again.stdout and "nothing to play" in again.stdout
+    assert "--rounds 3" in again.stdout
+    auto = arena("ladder", "run", "--db", str(tmp_path / "a.db"), "--deals", "1", *SAMPLES)
+    assert auto.returncode == 0, auto.stderr
+    assert "(chosen by --sandbox auto)" in auto.stdout.splitlines()[0]
+    assert auto.stdout.splitlines()[0].split("sandbox: ")[1].split()[0] in ("docker", "process")
