@@ -1,0 +1,34 @@
+"""Clean up after runs that were killed: the one place that knows every kind of thing a
+match leaves behind when its referee dies without stopping its bots, so that ``arena
+sandbox gc`` (and a future web layer's housekeeping) run the same clean-up."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Collected:
+    """What :func:`collect` removed; ``containers`` is None when no Docker engine answered."""
+
+    containers: int | None
+    folders: int
+    cgroups: int
+
+
+def collect() -> Collected:
+    """Remove the arena's containers whose match is over, its match folders whose referee no
+    longer answers (a running match is left alone), and the process sandbox's empty
+    control groups."""
+    from .containers import docker_client, match_alive, remove_leftovers
+    from .process import remove_leftover_cgroups
+
+    client = docker_client(timeout=5)
+    containers = len(remove_leftovers(client)) if client is not None else None
+    folders = [f for f in Path(tempfile.gettempdir()).glob("arena-*") if not match_alive(f)]
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    return Collected(containers, len(folders), len(remove_leftover_cgroups()))
