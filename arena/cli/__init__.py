@@ -16,11 +16,11 @@ from rich.text import Text
 
 from bigtwo import OPTION_NAMES, PRESETS, RulesError, RuleSet
 
-from .demo import DemoPrinter, match_summary, play_match, standings_table
-from .rules_options import load_rules
-from .sandbox.base import SANDBOXES, SandboxUnavailable
-from .sandbox.images import ImageBuildError
-from .text import printable
+from ..demo import DemoPrinter, match_summary, play_match, standings_table
+from ..rules_options import load_rules
+from ..sandbox.base import SANDBOXES, SandboxUnavailable
+from ..sandbox.images import ImageBuildError
+from ..text import printable
 
 app = typer.Typer(
     help="Big Two Arena: deal, referee and rate Big Two bots.",
@@ -215,9 +215,9 @@ def match(
     """
     import asyncio
 
-    from .bots import BotSpecError, resolve
-    from .match import failed_to_start, run_match
-    from .referee.session import TimeControl
+    from ..bots import BotSpecError, resolve
+    from ..match import failed_to_start, run_match
+    from ..referee.session import TimeControl
 
     try:
         ruleset = load_rules(rules, set_ or ())
@@ -257,7 +257,7 @@ def match(
             )
         )
 
-    from .sandbox.base import choose_sandbox
+    from ..sandbox.base import choose_sandbox
 
     chosen = choose_sandbox(sandbox)  # once, and said: the first line may take a while
     err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -321,7 +321,7 @@ def match(
             _shown(f"sandbox: {summary['sandbox']}{chosen}; limits per bot: {limits}", 1000)
         )
     if summary["sandbox"] == "process":
-        from .sandbox.process import isolation_note
+        from ..sandbox.process import isolation_note
 
         note = isolation_note()
         if note:
@@ -346,7 +346,7 @@ def match(
 def _warn_host_packages(err: Console, specs: list) -> None:  # type: ignore[type-arg]
     """The process sandbox has only the standard library and the SDK: name, before it
     runs, each bot that imports another package (see :mod:`arena.bot_imports`)."""
-    from .bot_imports import process_sandbox_note
+    from ..bot_imports import process_sandbox_note
 
     for spec in {s.name: s for s in specs}.values():
         note = process_sandbox_note(spec)
@@ -501,15 +501,15 @@ def replay(
     Exit code 0 when everything agrees with the engine (or you quit --step),
     1 when not (the error names the record's line), 130 on Ctrl-C.
     """
-    from .record import RecordError
-    from .replay_view import show_replay
+    from ..record import RecordError
+    from ..replay_view import show_replay
 
     if step and quiet:
         raise _fail("--step shows every move; --quiet shows none: give one of them")
     console = Console(highlight=False)
     try:
         if record_file.isdigit() and (db is not None or not Path(record_file).exists()):
-            from .ladder_admin import ladder_record
+            from .admin import ladder_record
 
             with ladder_record(db or "arena.db", int(record_file), ladder) as path:
                 show_replay(path, console, step=step, quiet=quiet)  # type: ignore[arg-type]
@@ -550,9 +550,9 @@ def bot_build(
     """
     from dataclasses import replace
 
-    from .bots import BotSpecError, resolve
-    from .sandbox.containers import docker_client
-    from .sandbox.images import ImageBuilder
+    from ..bots import BotSpecError, resolve
+    from ..sandbox.containers import docker_client
+    from ..sandbox.images import ImageBuilder
 
     try:
         spec = resolve(path)
@@ -579,7 +579,7 @@ def sandbox_gc() -> None:
     import shutil
     import tempfile
 
-    from .sandbox.containers import docker_client, match_alive, remove_leftovers
+    from ..sandbox.containers import docker_client, match_alive, remove_leftovers
 
     console = Console(highlight=False)
     client = docker_client(timeout=5)
@@ -592,7 +592,7 @@ def sandbox_gc() -> None:
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
     console.print(f"match folders removed: {len(folders)} (running matches are left alone)")
-    from .sandbox.process import remove_leftover_cgroups
+    from ..sandbox.process import remove_leftover_cgroups
 
     console.print(f"control groups removed: {len(remove_leftover_cgroups())}")
 
@@ -619,9 +619,9 @@ def _ladder_setup(
     from sqlalchemy.exc import SQLAlchemyError
     from sqlalchemy.orm import Session
 
-    from .bots import BotSpecError, bot_digest, bot_files
-    from .bots import resolve as resolve_bot
-    from .ladder.store import Entry, Ladder, add_version, open_engine
+    from ..bots import BotSpecError, bot_digest, bot_files
+    from ..bots import resolve as resolve_bot
+    from ..ladder.store import Entry, Ladder, add_version, open_engine
 
     try:
         engine = open_engine(db)
@@ -638,7 +638,7 @@ def _ladder_setup(
         ladder = session.scalar(select(Ladder).where(Ladder.name == name))
         if ladder is None:
             if ruleset is None or settings is None:
-                from .ladder_admin import ladder_names, no_ladder
+                from .admin import ladder_names, no_ladder
 
                 raise _fail(no_ladder(name, ladder_names(session), db))
             ladder = Ladder(name=name, rules=ruleset.to_dict(), settings=settings)
@@ -675,7 +675,7 @@ def _entered(session, ladder_id: int, bot: str, digest: str | None) -> bool:  # 
     """Whether this version of ``bot`` (its source hash) is already in the ladder."""
     from sqlalchemy import select
 
-    from .ladder.store import Bot, BotVersion, Entry
+    from ..ladder.store import Bot, BotVersion, Entry
 
     return (
         session.scalar(
@@ -695,8 +695,8 @@ def _check_bots(specs: list, rules: RuleSet, settings: dict) -> list:  # type: i
     not the bot's: it ends the command."""
     import asyncio
 
-    from .referee.session import TimeControl
-    from .validation import needs_check, validate
+    from ..referee.session import TimeControl
+    from ..validation import needs_check, validate
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     tc = TimeControl(**settings.get("time_control", {}))
@@ -730,8 +730,8 @@ def _print_leaderboard(  # type: ignore[no-untyped-def]
     from rich.table import Table
     from sqlalchemy.orm import Session
 
-    from .ladder.ratings import SEPARATED_P
-    from .ladder.runner import leaderboard
+    from ..ladder.ratings import SEPARATED_P
+    from ..ladder.runner import leaderboard
 
     with Session(engine) as session:
         _, rows = leaderboard(session, name, retired=all_)
@@ -817,7 +817,7 @@ def _top(engine, name: str, n: int = 3) -> str:  # type: ignore[no-untyped-def]
     """The live top of the leaderboard, for the progress line."""
     from sqlalchemy.orm import Session
 
-    from .ladder.runner import leaderboard
+    from ..ladder.runner import leaderboard
 
     try:
         with Session(engine) as session:
@@ -898,8 +898,8 @@ def ladder_run(
     )
     from sqlalchemy.orm import Session
 
-    from .ladder.duplicate import ROTATIONS
-    from .ladder.runner import plan, run_pending
+    from ..ladder.duplicate import ROTATIONS
+    from ..ladder.runner import plan, run_pending
 
     if executor not in ("local", "ray"):
         raise _fail(f"--executor {executor!r}: choose local or ray")
@@ -929,8 +929,8 @@ def ladder_run(
 
         from sqlalchemy import create_engine, inspect
 
-        from .bots import sample_names
-        from .ladder.store import database_url
+        from ..bots import sample_names
+        from ..ladder.store import database_url
 
         fresh = "://" not in db and not _Path(db).exists()
         if not fresh:
@@ -945,8 +945,8 @@ def ladder_run(
     engine = _ladder_setup(db, name, ruleset, settings, bots or [], refused if check else None)
     from sqlalchemy import func, select
 
-    from .ladder.store import Ladder, Match
-    from .sandbox.base import choose_sandbox
+    from ..ladder.store import Ladder, Match
+    from ..sandbox.base import choose_sandbox
 
     with Session(engine) as session, session.begin():
         ladder = session.scalar(select(Ladder).where(Ladder.name == name))
@@ -965,8 +965,8 @@ def ladder_run(
     chosen = choose_sandbox(asked)
     workers = jobs or os.cpu_count() or 1
     if chosen == "process" and bots:
-        from .bots import BotSpecError
-        from .bots import resolve as resolve_bot
+        from ..bots import BotSpecError
+        from ..bots import resolve as resolve_bot
 
         with contextlib.suppress(BotSpecError):  # named and refused above already
             _warn_host_packages(
@@ -1043,7 +1043,7 @@ def ladder_run(
             ) from None
         except (ImageBuildError, SandboxUnavailable, RuntimeError) as exc:
             raise _fail(str(exc)) from None
-    from .ladder.runner import snapshot
+    from ..ladder.runner import snapshot
 
     with Session(engine) as session, session.begin():
         snapshot(session, name)
@@ -1113,7 +1113,7 @@ def ladder_export(
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
-    from .ladder.store import BotVersion, DealResult, Ladder, Match
+    from ..ladder.store import BotVersion, DealResult, Ladder, Match
 
     if "://" not in db and not _Path(db).exists():
         raise _fail(f"--db {db}: no such database")
@@ -1185,7 +1185,7 @@ class _CompareCommand(typer.core.TyperCommand):
     they also print compare's error object on stdout."""
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
-        from .ladder.compare import EXIT_BAD_INPUT
+        from ..ladder.compare import EXIT_BAD_INPUT
 
         # click's UsageError: typer ≥ 0.22 raises that of its own copy of click
         usage_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
@@ -1299,8 +1299,8 @@ def compare(
 
     from rich.progress import BarColumn, Progress, TextColumn
 
-    from .bots import BotSpecError, resolve
-    from .ladder.compare import (
+    from ..bots import BotSpecError, resolve
+    from ..ladder.compare import (
         EXIT_BAD_INPUT,
         EXIT_INTERRUPTED,
         EXIT_TERMINATED,
@@ -1311,8 +1311,8 @@ def compare(
         plan_budget,
         verdict,
     )
-    from .ladder.sprt import SPRT
-    from .referee.session import TimeControl
+    from ..ladder.sprt import SPRT
+    from ..referee.session import TimeControl
 
     if sandbox not in SANDBOXES:
         raise _compare_fail(
@@ -1360,7 +1360,7 @@ def compare(
                 _labelled("warning:", "yellow", plan.warning)
             )
         if check:  # every bot that is not a sample bot, before the first sample
-            from .validation import needs_check, validate
+            from ..validation import needs_check, validate
 
             named = [("NEW", specs[0]), ("OLD", specs[1])] + [("opponent", o) for o in pool]
             todo = {spec.name: (which, spec) for which, spec in named if needs_check(spec)}
@@ -1445,7 +1445,7 @@ def compare(
     raise typer.Exit(result.exit_code)
 
 
-from . import ladder_admin  # noqa: E402, F401  (registers ladder list, faults, retire, plot)
+from . import admin  # noqa: E402, F401  (registers ladder list, faults, retire, plot)
 
 
 def _expand_bots(argv: list[str]) -> list[str]:
@@ -1499,7 +1499,7 @@ def main() -> None:
     _raise_descriptor_limit()
     sys.argv[1:] = _expand_bots(sys.argv[1:])
     _show_progress_notes()
-    from .help_text import tidy
+    from ..help_text import tidy
 
     tidy(typer.main.get_command(app))(prog_name="arena")
 

@@ -26,8 +26,8 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
-from .cli import _fail, _shown, ladder_app
-from .text import printable
+from ..text import printable
+from . import _fail, _shown, ladder_app
 
 DbOpt = Annotated[str, typer.Option(help="SQLite file or database URL.")]
 LadderOpt = Annotated[str, typer.Option("--name", "--ladder", help="Ladder name.")]
@@ -38,7 +38,7 @@ JSON_DETAIL_CAP = 4000
 
 # ----- finding a ladder --------------------------------------------------------------------
 def ladder_names(session: Session) -> list[str]:
-    from .ladder.store import Ladder
+    from ..ladder.store import Ladder
 
     return list(session.scalars(select(Ladder.name).order_by(Ladder.name)))
 
@@ -56,7 +56,7 @@ def open_db(db: str) -> Engine:
     """The database, which must exist (these commands never create one)."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from .ladder.store import open_engine
+    from ..ladder.store import open_engine
 
     if "://" not in db and not Path(db).exists():
         raise _fail(f"--db {db}: no such database (`arena ladder run` makes one)")
@@ -69,7 +69,7 @@ def open_db(db: str) -> Engine:
 def open_ladder(db: str, name: str) -> tuple[Engine, int]:
     """The database and the id of its ladder ``name``; an unknown name is an error that
     lists the ladders there are."""
-    from .ladder.store import Ladder
+    from ..ladder.store import Ladder
 
     engine = open_db(db)
     with Session(engine) as session:
@@ -90,7 +90,7 @@ def parse_bot(text: str) -> tuple[str, int | None]:
 
 def entrants(session: Session, ladder_id: int) -> list[Any]:
     """The ladder's entries, with their versions and bots, by bot name then version."""
-    from .ladder.store import Entry
+    from ..ladder.store import Entry
 
     found = list(session.scalars(select(Entry).where(Entry.ladder_id == ladder_id)))
     return sorted(found, key=lambda e: (e.version.bot.name, e.version.number))
@@ -127,8 +127,8 @@ def ladder_list(
     """
     from bigtwo import RuleSet
 
-    from .ladder.store import Entry, Ladder, Match
-    from .replay_view import rules_summary
+    from ..ladder.store import Entry, Ladder, Match
+    from ..replay_view import rules_summary
 
     engine = open_db(db)
     rows = []
@@ -209,7 +209,7 @@ def ladder_faults(
 
     Example: arena ladder faults my_bot@v2 --name default --limit 5
     """
-    from .ladder.store import FaultRow, Match
+    from ..ladder.store import FaultRow, Match
 
     engine, ladder_id = open_ladder(db, name)
     with Session(engine) as session:
@@ -288,7 +288,7 @@ def ladder_retire(
     Its finished matches keep counting for everyone's ratings: they were
     played, and the other bots' results in them stand. --undo brings it back.
     """
-    from .ladder.store import Match
+    from ..ladder.store import Match
 
     engine, ladder_id = open_ladder(db, name)
     with Session(engine) as session, session.begin():
@@ -296,7 +296,7 @@ def ladder_retire(
         for e in picked:
             e.retired = not undo
         session.flush()
-        from .ladder.store import Entry
+        from ..ladder.store import Entry
 
         out = {
             e.version_id
@@ -354,7 +354,7 @@ the main field a rating has no finite interval (see ``ratings``), so none is dra
 
 def from_snapshots(session: Session, ladder_id: int) -> History:
     """The ratings each ``arena ladder run`` stored when it ended."""
-    from .ladder.store import RatingSnapshot
+    from ..ladder.store import RatingSnapshot
 
     out: History = []
     for snap in session.scalars(
@@ -375,9 +375,9 @@ def from_snapshots(session: Session, ladder_id: int) -> History:
 def from_matches(session: Session, ladder_id: int, points: int) -> History:
     """The ratings as they stood after each of ``points`` evenly spaced numbers of finished
     matches (in the order they finished), fitted again as ``ladder show`` fits them."""
-    from .ladder.ratings import fit_plackett_luce
-    from .ladder.runner import rated_blocks
-    from .ladder.store import BotVersion, Ladder, Match
+    from ..ladder.ratings import fit_plackett_luce
+    from ..ladder.runner import rated_blocks
+    from ..ladder.store import BotVersion, Ladder, Match
 
     ladder = session.get(Ladder, ladder_id)
     assert ladder is not None
@@ -563,7 +563,7 @@ class NamedRecord(os.PathLike):
 @contextmanager
 def ladder_record(db: str, match_id: int, ladder: str | None) -> Iterator[NamedRecord]:
     """A ladder match's kept record as a file for ``arena replay`` (removed afterwards)."""
-    from .ladder.store import Ladder, Match, MatchRecord
+    from ..ladder.store import Ladder, Match, MatchRecord
 
     engine = open_db(db)
     with Session(engine) as session:
