@@ -1,60 +1,22 @@
-"""Match records: JSON Lines, one event per line, written as the match goes (each line
-flushed, so a killed run keeps what it played), and replayed move by move through the
-engine to check them again.
+"""Match records: checked again by replaying them move by move through the engine.
 
-Events: ``match`` (rules, seed, seats, time control), ``deal`` (every seat's cards), ``turn``
-(hand, turn id, seat, move, by_referee, ms), ``fault``, ``hand_end``, ``match_end``.
+The format itself (JSON Lines, the events' kinds and fields, the writer and the reader) is
+:mod:`bigtwo.record`'s, defined once in the SDK because ``bigtwo.play_local`` writes records
+too and the SDK cannot import the arena; ``RecordWriter``, ``RecordError`` and
+``read_events`` are re-exported here for the arena's callers.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from bigtwo import Game, RulesError, RuleSet
+from bigtwo.record import RecordError, RecordWriter, read_events
 
-
-class RecordWriter:
-    """Appends events to a JSONL file."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._file: IO[str] = open(path, "w", encoding="utf-8")  # noqa: SIM115
-
-    def __call__(self, event: dict[str, Any]) -> None:
-        self._file.write(json.dumps(event, separators=(",", ":")) + "\n")
-        self._file.flush()
-
-    def close(self) -> None:
-        self._file.close()
-
-
-class RecordError(ValueError):
-    """A record that is unreadable or disagrees with the rules; names the line."""
-
-
-def read_events(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        f = open(path, encoding="utf-8")  # noqa: SIM115
-    except OSError as exc:
-        raise RecordError(f"{path}: {exc.strerror or exc}") from None
-    with f:
-        try:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    event = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise RecordError(f"{path}:{n}: not JSON: {exc}") from None
-                if not isinstance(event, dict) or "type" not in event:
-                    raise RecordError(f"{path}:{n}: not a record event")
-                yield n, event
-        except UnicodeDecodeError:
-            raise RecordError(f"{path}: not a text file") from None
+__all__ = ["RecordError", "RecordWriter", "Replay", "read_events", "replay"]
 
 
 @dataclass

@@ -11,7 +11,6 @@ match) raises :class:`StoreError`, whose message is written for the person who a
 
 from __future__ import annotations
 
-import gzip
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,8 @@ from sqlalchemy import create_engine, func, inspect, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
+
+from bigtwo.record import decompress
 
 from ..text import printable
 from .store import (
@@ -469,4 +470,4 @@ def match_record(engine: Engine, match_id: int, ladder: str | None, db: str) -> 
                 else "it was played before ladders kept their records"
             )
             raise StoreError(f"match {match_id} of ladder {owner.name!r} has no record: {why}")
-        return gzip.decompress(rec.data), f"ladder {owner.name!r} match {match_id}"
+        return decompress(rec.data), f"ladder {owner.name!r} match {match_id}"

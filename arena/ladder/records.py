@@ -2,7 +2,7 @@
 gzip-compressed in the database (``store.MatchRecord``) so that ``arena replay MATCH_ID``
 can check and show it later.
 
-A batch (``runner.play_batch``) is recorded as one file: one header per rotation (each
+A batch (``running.play_batch``) is recorded as one file: one header per rotation (each
 rotation is played by fresh bot instances, as its own referee session of independent
 hands) and every hand numbered by its place in the batch's deal list.  That file does not
 replay as it is (its headers interleave, and its running totals span the batch), and it
@@ -16,9 +16,9 @@ the rewritten record move by move just as it would have checked the original.
 
 from __future__ import annotations
 
-import gzip
-import json
 from typing import Any
+
+from bigtwo.record import compress
 
 STRUCTURE = ("match", "match_end", "aborted")
 """Events rebuilt for each match rather than copied."""
@@ -90,18 +90,11 @@ def kept_records(
     parts: list[dict[str, Any]],
     match_ids: list[int | None],
 ) -> list[bytes | None]:
-    """Each match's record, compressed (``split_record``, ``compress``); None for all of
-    them when the batch's record cannot be cut (a record of an unexpected shape): a
+    """Each match's record, compressed (``split_record``, ``bigtwo.record.compress``);
+    None for all of them when the batch's record cannot be cut (a record of an unexpected shape): a
     match's result is never lost for the sake of its record — ``arena replay`` then says
     the match has none."""
     try:
         return [compress(e) for e in split_record(events, parts, match_ids)]
     except (KeyError, TypeError, ValueError, StopIteration):
         return [None] * len(parts)
-
-
-def compress(events: list[dict[str, Any]]) -> bytes:
-    """JSON Lines as the record writer writes them, gzip-compressed (``mtime=0``: the same
-    record always compresses to the same bytes)."""
-    text = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events)
-    return gzip.compress(text.encode(), compresslevel=9, mtime=0)

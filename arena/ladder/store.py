@@ -9,7 +9,6 @@ match; a match left ``running`` by a killed run is played again from scratch.
 
 from __future__ import annotations
 
-import gzip
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +32,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
+
+from bigtwo.record import ENCODING, decompress
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -157,7 +158,7 @@ class MatchRecord(Base):
 
     __tablename__ = "match_records"
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), primary_key=True)
-    encoding: Mapped[str] = mapped_column(String(16), default="jsonl+gzip")
+    encoding: Mapped[str] = mapped_column(String(16), default=ENCODING)  # bigtwo.record's
     data: Mapped[bytes] = mapped_column(LargeBinary)
     size: Mapped[int] = mapped_column(Integer)  # uncompressed bytes
 
@@ -238,7 +239,7 @@ def save_match(
     its record as gzip-compressed JSON Lines (see ``MatchRecord``)."""
     match.status = "done"
     if record is not None:
-        session.add(MatchRecord(match_id=match.id, data=record, size=len(gzip.decompress(record))))
+        session.add(MatchRecord(match_id=match.id, data=record, size=len(decompress(record))))
     match.finished = _now()
     match.result = json.loads(json.dumps(summary))
     for i, block in enumerate(totals):

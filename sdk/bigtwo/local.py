@@ -18,13 +18,13 @@ strikes the seat forfeits to the referee's fallback policy.  There is no clock: 
 control is the arena's (``arena match``).
 
 Pure standard library (no gRPC), like the engine.  With ``record=PATH`` the match is written
-as a record that ``arena replay PATH`` checks and shows.
+as a record that ``arena replay PATH`` checks and shows (:mod:`bigtwo.record`, the format's
+one definition).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 import secrets
@@ -33,8 +33,9 @@ import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from . import record as rec
 from .answers import InvalidReturn, encode_move, folder_of
 from .bot import Bot
 from .cards import CARDS
@@ -177,11 +178,20 @@ def play_local(
         rules = rules.replace(match_end="hands", match_end_value=len(deals))
     game = Game(rules, seed) if deals is None else Game.from_hands(rules, deals[0], seed=seed)
     names = tuple(getattr(b, "display_name", None) or type(b).__name__ for b in seated)
-    writer = _Writer(Path(record)) if record is not None else None
+    writer = rec.RecordWriter(Path(record)) if record is not None else None
     try:
         match = _Match(game, seated, names, max_strikes, strict, writer)
         if writer:
-            writer.header(rules, seed, names, explicit=deals is not None)
+            writer(
+                rec.header(
+                    f"local-{secrets.token_hex(4)}",
+                    rules,
+                    seed,
+                    [{"seat": s, "bot": name} for s, name in enumerate(names)],
+                    {"name": "local (bigtwo.play_local)"},
+                    explicit=deals is not None,
+                )
+            )
         match.play(deals)
     finally:
         if writer:
@@ -226,7 +236,7 @@ class _Match:
         names: tuple[str, ...],
         max_strikes: int,
         strict: bool,
-        writer: _Writer | None,
+        writer: rec.RecordWriter | None,
     ) -> None:
         self.game = game
         self.bots = bots
@@ -284,14 +294,14 @@ class _Match:
             self.hook(bot, "on_match_start", match_start_observation(g.rules, s))
         while True:
             if self.writer:
-                self.writer.deal(g)
+                self.writer(rec.deal_event(g))
             for s, bot in enumerate(self.bots):
                 self.hook(bot, "on_hand_start", self.observe(s, acting=False))
             while not g.hand_over:
                 self.turn()
             result = g.results[-1]
             if self.writer:
-                self.writer.event({"type": "hand_end", **result.to_dict()})
+                self.writer(rec.hand_end_event(result))
             for s, bot in enumerate(self.bots):
                 mine = seat_result(result, s)
                 self.results[s] += (mine,)
@@ -304,10 +314,10 @@ class _Match:
                 g.next_hand(deals[g.hand_no + 1], independent=True)
         scores, places = tuple(g.scores), tuple(g.places())
         if self.writer:
-            self.writer.end(LocalResult(
+            self.writer(rec.match_end_event(LocalResult(
                 self.names, scores, places, tuple(g.results), tuple(self.faults),
                 tuple(self.forfeited), self.turns, g,
-            ))  # fmt: skip
+            ).to_dict()))  # fmt: skip
         for bot in self.bots:
             self.hook(bot, "on_match_end", scores, places)
 
@@ -329,17 +339,7 @@ class _Match:
         hand = g.hand_no
         g.apply(move)
         if self.writer:
-            self.writer.event(
-                {
-                    "type": "turn",
-                    "hand": hand,
-                    "turn": self.turns,
-                    "seat": s,
-                    "move": str(move),
-                    "by_referee": by_referee,
-                    "ms": round(ms, 3),
-                }
-            )
+            self.writer(rec.turn_event(hand, self.turns, s, move, by_referee, ms))
         action = g.history[-1]
         for bot in self.bots:
             self.hook(bot, "on_event", action)
@@ -355,13 +355,15 @@ class _Match:
                 raise
             log.error("act() raised:\n%s", traceback.format_exc())
             detail = describe_error(exc, folder_of(bot))[:1000]
-            return self.fault(s, "crash", f"the bot's act() raised: {detail}")
+            self.fault(s, "crash", f"the bot's act() raised: {detail}")
+            return None
         try:
             is_pass, ids = encode_move(answer)
         except InvalidReturn as exc:
             if self.strict:
                 raise
-            return self.fault(s, "illegal", f"the bot returned no play: {exc}"[:1000])
+            self.fault(s, "illegal", f"the bot returned no play: {exc}"[:1000])
+            return None
         move: Any = PASS if is_pass else [CARDS[i] for i in ids]
         if isinstance(answer, Combination) and answer.rules is g.rules:
             move = answer  # the same cards, judged the same: without classifying them again
@@ -371,7 +373,8 @@ class _Match:
             if self.strict:
                 raise
             shown = "pass" if move is PASS else " ".join(str(c) for c in move)
-            return self.fault(s, "illegal", f"{shown}: {exc.reason}")
+            self.fault(s, "illegal", f"{shown}: {exc.reason}")
+            return None
 
     def fault(self, s: int, kind: str, detail: str) -> None:
         """Record a fault and a strike (``max_strikes`` forfeit), tell the seat."""
@@ -381,15 +384,7 @@ class _Match:
         if self.strikes[s] >= self.max_strikes:
             self.forfeited[s] = True
         if self.writer:
-            self.writer.event(
-                {
-                    "type": "fault",
-                    "seat": s,
-                    **fault.to_dict(),
-                    "strikes": self.strikes[s],
-                    "forfeited": self.forfeited[s],
-                }
-            )
+            self.writer(rec.fault_event(s, fault.to_dict(), self.strikes[s], self.forfeited[s]))
         self.hook(self.bots[s], "on_fault", kind, fault.detail)
         return None
 
@@ -420,53 +415,3 @@ def seat_result(result: HandResult, seat: int) -> HandResult:
         result,
         remaining=tuple(cs if s == seat else () for s, cs in enumerate(result.remaining)),
     )
-
-
-class _Writer:
-    """The record, in the format of :mod:`arena.record` (one JSON object a line, each line
-    flushed), so ``arena replay`` checks and shows a local match like any other."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._file: IO[str] = open(path, "w", encoding="utf-8")  # noqa: SIM115
-
-    def event(self, event: dict[str, Any]) -> None:
-        self._file.write(json.dumps(event, separators=(",", ":")) + "\n")
-        self._file.flush()
-
-    def header(
-        self,
-        rules: RuleSet,
-        seed: int | str,
-        names: tuple[str, ...],
-        explicit: bool,
-    ) -> None:
-        self.event(
-            {
-                "type": "match",
-                "match_id": f"local-{secrets.token_hex(4)}",
-                "rules": rules.to_dict(),
-                "seed": seed,
-                "seats": [{"seat": s, "bot": name} for s, name in enumerate(names)],
-                "sandbox": {"name": "local (bigtwo.play_local)"},
-                "deals": "explicit" if explicit else "seed",
-                "started_at": time.time(),
-            }
-        )
-
-    def deal(self, game: Game) -> None:
-        self.event(
-            {
-                "type": "deal",
-                "hand": game.hand_no,
-                "leader": game.turn,
-                "hands": [[str(c) for c in game.hand(s)] for s in range(game.players)],
-            }
-        )
-
-    def end(self, result: LocalResult) -> None:
-        summary = result.to_dict()
-        self.event({"type": "match_end", "hands": summary["hands"], "seats": summary["seats"]})
-
-    def close(self) -> None:
-        self._file.close()

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ENGINE = ["cards", "combos", "rules", "scoring", "legality", "game", "observation"]
+ENGINE = ["cards", "combos", "rules", "scoring", "legality", "game", "observation", "record"]
 SDK = Path(__file__).resolve().parents[2] / "sdk" / "bigtwo"
 
 
