@@ -187,7 +187,8 @@ def decide(bot: Bot, turn_id: int, observation: Observation) -> pb.Action:
         log.error("act() raised:\n%s", traceback.format_exc())
         detail = describe_error(exc, folder_of(bot))[:1000]
         return pb.Action(turn_id=turn_id, error=pb.BOT_ERROR_EXCEPTION, error_detail=detail)
-    return pb.Action(turn_id=turn_id, cards=cards, **{"pass": is_pass})
+    flags: dict[str, Any] = {"pass": is_pass}  # a Python keyword: only by name
+    return pb.Action(turn_id=turn_id, cards=cards, **flags)
 
 
 def _call_hook(hook: Any, *args: Any) -> None:

@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 from .cards import CARDS, RANKS, format_cards
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .rules import RuleSet
 
 
@@ -301,7 +303,7 @@ class Tables:
         return None if cat is None else self.make(ids, cat)
 
     # ----- generation -------------------------------------------------------------------
-    def groups(self, ids: list[int], with_fives: bool = True) -> list[list[Combination]]:
+    def groups(self, ids: Sequence[int], with_fives: bool = True) -> list[list[Combination]]:
         """Every combination the cards ``ids`` can make, as four lists (singles, pairs,
         triples, five-card hands), each sorted by key so that "what beats X" is a suffix.
 
@@ -341,7 +343,7 @@ class Tables:
             return [singles, pairs, triples]
         return [singles, pairs, triples, self._fives(ids, by_rank)]
 
-    def fives(self, ids: list[int]) -> list[Combination]:
+    def fives(self, ids: Sequence[int]) -> list[Combination]:
         """Every five-card hand the cards ``ids`` can make, sorted by key."""
         ids = sorted(ids, key=self.strength.__getitem__)
         by_rank: list[list[int]] = [[] for _ in range(13)]
@@ -450,5 +452,5 @@ def reversed_key(combo: Combination) -> int:
     return combo.rules._tables.key_of(combo.category, combo.cards, True)
 
 
-GROUP_OF_SIZE = (None, 0, 1, 2, None, 3)
-"""Index into :meth:`Tables.groups` for a combination size."""
+GROUP_OF_SIZE: dict[int, int] = {1: 0, 2: 1, 3: 2, 5: 3}
+"""Index into :meth:`Tables.groups` for a combination size (there are no others)."""

@@ -288,7 +288,7 @@ class _Match:
                 raise
             log.error("%s raised:\n%s", name, traceback.format_exc())
 
-    def play(self, deals: list[Deal] | None) -> None:
+    def play(self, deals: Sequence[Deal] | None) -> None:
         g = self.game
         for s, bot in enumerate(self.bots):
             self.hook(bot, "on_match_start", match_start_observation(g.rules, s))
