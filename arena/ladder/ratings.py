@@ -9,6 +9,8 @@
   intervals are widened by the dispersion the blocks show (a cluster "sandwich" estimate:
   a block that just repeats one order k times counts once, not k times).
 - :func:`fit_bradley_terry`: the same from pairwise outcomes (the cross-check).
+- :func:`openskill_ordinals`, :func:`elo_history`: incremental ratings in play order, for
+  live feedback and the rating-over-time plot only — never the rank.
 
 Ratings are shown on the Elo scale (400 / ln 10 per unit of log-strength), anchored so that
 the field's mean (or a named anchor bot) is 0.  95% intervals come from the observed Fisher
@@ -32,6 +34,7 @@ import itertools
 import math
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
@@ -313,4 +316,42 @@ def pairwise_from_blocks(
                         continue
                     x, y = ranking[a], ranking[b]
                     out.append((a, b, 1.0 if x > y else 0.0 if x < y else 0.5))
+    return out
+
+
+def openskill_ordinals(blocks: list[dict[Any, float]]) -> dict[Any, float]:
+    """OpenSkill (Plackett–Luce, skill drift tau = 0: fixed bot versions) over the blocks in
+    play order; the conservative ordinal (mu − 3 sigma) for live feedback, never the rank."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce(tau=0.0)
+    ratings: dict[Any, Any] = {}
+    for block in blocks:
+        names = list(block)
+        teams = [[ratings.setdefault(b, model.rating())] for b in names]
+        new = model.rate(teams, scores=[block[b] for b in names])
+        for b, team in zip(names, new, strict=True):
+            ratings[b] = team[0]
+    return {b: r.ordinal() for b, r in ratings.items()}
+
+
+def elo_history(blocks: list[dict[Any, float]], k: float = 16.0) -> list[dict[Any, float]]:
+    """An incremental K-factor Elo after each block (every pair of distinct bots in a block
+    is one game, scored by their block points), for the rating-over-time plot only — never
+    for the ranking, which is the batch fit's."""
+    ratings: dict[Any, float] = {}
+    out = []
+    for block in blocks:
+        names = list(block)
+        delta = dict.fromkeys(names, 0.0)
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                ra, rb = ratings.setdefault(a, 0.0), ratings.setdefault(b, 0.0)
+                expected = 1 / (1 + 10 ** ((rb - ra) / 400))
+                score = 1.0 if block[a] > block[b] else 0.0 if block[a] < block[b] else 0.5
+                delta[a] += k * (score - expected)
+                delta[b] -= k * (score - expected)
+        for name in names:
+            ratings[name] += delta[name]
+        out.append(dict(ratings))
     return out

@@ -1,0 +1,93 @@
+"""Planning a ladder: which matches it plays, and from which deals.
+
+Planning is incremental and deterministic: every group of four entrants (all groups when
+there are few, a balanced sample when C(n, 4) is large) gets ``rounds`` matches, each of
+``deals`` deal seeds derived from the ladder, the group and the round, every deal played in
+every seat rotation.  A match has a key; planning again adds only the keys that are missing,
+so new or updated bots join a running ladder and get matches against the field.  Playing
+them is :mod:`.running`'s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import json
+import random
+import secrets
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .store import Entry, Ladder, Match
+
+MAX_ALL_GROUPS = 70  # C(8, 4): beyond, a balanced sample
+
+
+def groups_for(ids: list[int], seats: int = 4, rng: random.Random | None = None) -> list[list[int]]:
+    """Groups of ``seats`` entrants: all of them when few, else a sample in which every pair
+    meets about equally often.  With fewer entrants than seats, entrants repeat in
+    rotation."""
+    ids = sorted(ids)
+    if len(ids) < 2:
+        raise ValueError("a ladder needs at least two distinct bots")
+    if len(ids) <= seats:
+        return [[ids[i % len(ids)] for i in range(seats)]]
+    combos = [list(c) for c in itertools.combinations(ids, seats)]
+    if len(combos) <= MAX_ALL_GROUPS:
+        return combos
+    rng = rng or random.Random(0)
+    meets = {p: 0 for p in itertools.combinations(ids, 2)}
+    target = MAX_ALL_GROUPS
+    chosen: list[list[int]] = []
+    for _ in range(target):  # greedy: the group whose pairs have met least
+        sample = rng.sample(combos, min(200, len(combos)))
+        best = min(sample, key=lambda g: sum(meets[p] for p in itertools.combinations(g, 2)))
+        chosen.append(best)
+        for p in itertools.combinations(best, 2):
+            meets[p] += 1
+    return chosen
+
+
+def deal_key(ladder: Ladder) -> str:
+    """The ladder's secret deal key (made when first needed, kept in the ladder's settings in
+    the database, which no sandbox can read)."""
+    key = ladder.settings.get("deal_key")
+    if not key:
+        key = secrets.token_hex(32)
+        ladder.settings = {**ladder.settings, "deal_key": key}  # a new dict: JSON is saved
+    return key
+
+
+def deal_seed(key: str, deal_id: str) -> str:
+    """The seed a planned deal is dealt from: HMAC-SHA256 of its public id under the
+    ladder's secret key.  The id is public (it is made of the group and the round), so a
+    seed derived from it alone would let a bot try candidate seeds against its own 13 cards
+    and learn all four hands; keyed, the deal is no function of anything a bot can learn."""
+    return hmac.new(bytes.fromhex(key), deal_id.encode(), hashlib.sha256).hexdigest()
+
+
+def plan(session: Session, ladder: Ladder, rounds: int) -> int:
+    """Add the missing matches; returns how many were added.  Each deal is stored by its
+    public id; its seed is keyed (``deal_seed``) when the match is played."""
+    deal_key(ladder)
+    s = ladder.settings
+    ids = [
+        e.version_id
+        for e in session.scalars(select(Entry).where(Entry.ladder_id == ladder.id))
+        if not e.retired  # retired: no new matches (its finished ones keep counting)
+    ]
+    added = 0
+    for group in groups_for(ids):
+        for r in range(rounds):
+            key = hashlib.sha256(json.dumps([group, r]).encode()).hexdigest()[:32]
+            exists = session.scalar(
+                select(Match.id).where(Match.ladder_id == ladder.id, Match.key == key)
+            )
+            if exists:
+                continue
+            seeds = [f"{key}/{i}" for i in range(s["deals"])]
+            session.add(Match(ladder_id=ladder.id, key=key, seats=group, deal_seeds=seeds))
+            added += 1
+    return added
