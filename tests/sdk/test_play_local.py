@@ -21,6 +21,7 @@ from arena.referee.session import MatchSession, SeatSpec, TimeControl
 from bigtwo import PASS, Bot, IllegalMoveError, InvalidReturn, Observation, RuleSet, play_local
 from bigtwo.client import play_match
 from bigtwo.loader import load_bot_class
+from bigtwo.record import RecordWriter, read_events
 
 ROOT = Path(__file__).resolve().parents[2]
 TC = TimeControl(move_ms=5000, bank_ms=5000, startup_ms=10_000, max_strikes=3)
@@ -78,8 +79,9 @@ class Recorder(Bot):
         self.log.append(("fault", (kind, detail)))
 
 
-def over_the_wire(rules, seed, bots, deals=None) -> dict:
-    """The match played by a real referee, each bot behind the network client."""
+def over_the_wire(rules, seed, bots, deals=None, record=None) -> dict:
+    """The match played by a real referee, each bot behind the network client (``record``:
+    the referee's record writer)."""
 
     async def scenario():
         folder = tempfile.mkdtemp(prefix="pl-")
@@ -89,7 +91,7 @@ def over_the_wire(rules, seed, bots, deals=None) -> dict:
         tasks = []
         try:
             seats = [SeatSpec(f"bot{i}") for i in range(rules.players)]
-            session = MatchSession(rules, seats, seed, TC, deals=deals)
+            session = MatchSession(rules, seats, seed, TC, deals=deals, record=record)
             server.add(session)
             runner = asyncio.create_task(session.run())
             for i, bot in enumerate(bots):
@@ -238,6 +240,35 @@ def test_record_is_accepted_by_arena_replay(tmp_path):
         assert "all legal; record complete" in said
         assert f"{len(result.faults)} faults" in said
         assert f"scores {list(result.scores)}" in said
+
+
+def test_the_referee_and_play_local_write_the_same_record(tmp_path):
+    """One format (``bigtwo.record``): the same seeded game recorded by a real referee and
+    by ``play_local`` gives the same events, field for field and in the same order, but
+    for what only one of them knows (the header's id, start time, bot names, sandbox and
+    time control; each move's time; the referee's connection facts about a seat)."""
+    rules = RuleSet.preset("hk").replace(match_end="hands", match_end_value=2)
+    wire_path, local_path = tmp_path / "wire.jsonl", tmp_path / "local.jsonl"
+    writer = RecordWriter(wire_path)
+    try:
+        over_the_wire(rules, "rec", [Recorder(f"rec/{i}") for i in range(4)], record=writer)
+    finally:
+        writer.close()
+    play_local([Recorder(f"rec/{i}") for i in range(4)], rules, seed="rec", record=local_path)
+    wire = [e for _, e in read_events(wire_path)]
+    local = [e for _, e in read_events(local_path)]
+    assert [k for k in wire[0] if k != "time_control"] == list(local[0])
+    for key in ("rules", "seed", "deals"):
+        assert wire[0][key] == local[0][key]
+    assert [e["type"] for e in wire] == [e["type"] for e in local]
+    assert "deal" in {e["type"] for e in wire} and wire[-1]["type"] == "match_end"
+    for w, lo in zip(wire[1:-1], local[1:-1], strict=True):
+        w.pop("ms", None)
+        lo.pop("ms", None)
+        assert list(w) == list(lo) and w == lo
+    assert wire[-1]["hands"] == local[-1]["hands"]
+    for w, lo in zip(wire[-1]["seats"], local[-1]["seats"], strict=True):
+        assert {k: w[k] for k in lo if k != "bot"} == {k: v for k, v in lo.items() if k != "bot"}
 
 
 def test_defaults_and_errors():
