@@ -54,6 +54,7 @@ class BotSpec:
 
     @property
     def folder(self) -> Path:
+        assert self.path is not None, "a remote seat has no folder"
         return self.path.parent
 
 
@@ -226,14 +227,15 @@ def as_authored(spec: BotSpec, text: str) -> str:
     """``text`` (a fault's detail, a traceback) with the paths a sandbox gives the bot's
     files (``/bot/…``: its folder's files, a file bot's as ``/bot/bot.py`` in docker and
     under its own name in the process sandbox) replaced by the files the author wrote."""
-    if spec.path is None:
+    path = spec.path
+    if path is None:
         return text
-    folder = spec.path.parent
+    folder = path.parent
 
     def mapped(m: re.Match[str]) -> str:
         rel = m.group(1)
-        if rel == "bot.py" or rel == spec.path.name:
-            return str(spec.path)
+        if rel == "bot.py" or rel == path.name:
+            return str(path)
         return str(folder / rel)
 
     return _IN_SANDBOX.sub(mapped, text)

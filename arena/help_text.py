@@ -29,7 +29,7 @@ _BY_NAME = {
 }
 
 
-def _label(param: Any) -> str | None:
+def _label(param: Any) -> str:
     if getattr(param, "is_flag", False) or getattr(param, "count", False):
         return ""  # a switch: nothing follows it
     name = param.name or ""
@@ -110,9 +110,7 @@ def tidy(command: Any) -> Any:
     _label_help_option(command)
     for param in command.params:
         if param.metavar is None:
-            label = _label(param)
-            if label is not None:
-                param.metavar = label
+            param.metavar = _label(param)
         if param.param_type_name == "argument":  # its name says it all: no type column
             param.metavar = param.metavar.removesuffix("...")
             param.display_type_rich = _no_type_column

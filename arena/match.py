@@ -356,8 +356,8 @@ async def run_match(
         server.release_reserve()  # descriptors for stopping bots, whatever filled the table
         for t in watchers:
             t.cancel()
-        for row in handles:
-            await _stop_all(row, save_log)
+        for seated in handles:
+            await _stop_all(seated, save_log)
         if late:  # what a cut-off start made after all: stopped like the rest
             await _through(_stop_late(late, box.late_start_s))
         for t in stopping:

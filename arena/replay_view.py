@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from rich.console import Console
 from rich.text import Text
@@ -70,7 +70,7 @@ def _seat_names(header: dict[str, Any], players: int) -> list[str]:
     return names
 
 
-def _is_seat(value: Any, players: int) -> bool:
+def _is_seat(value: Any, players: int) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < players
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
+from typing import Any
 
 from ..bots import BotSpec
 
@@ -117,7 +118,9 @@ def make_sandbox(
     if name == "process":
         from .process import ProcessSandbox
 
-        kwargs = {k: v for k, v in (("memory_mb", memory_mb), ("pids", pids), ("cpus", cpus)) if v}
+        kwargs: dict[str, Any] = {
+            k: v for k, v in (("memory_mb", memory_mb), ("pids", pids), ("cpus", cpus)) if v
+        }
         return ProcessSandbox(**kwargs)
     if name == "inproc":
         from .inproc import InprocSandbox

@@ -49,8 +49,8 @@ BUILD_LIMITS = {"memory": 1 << 30, "memswap": 1 << 30, "cpushares": 512}
 BINARY_ONLY = ["wheel", "--quiet", "--only-binary=:all:"]
 """How the host's pip takes the bot's requirements: wheels only, never a build."""
 MAX_REQUIREMENTS = 100
-ARCHIVE_SUFFIXES = (".whl", ".zip", ".tar", ".gz", ".tgz", ".bz2", ".tbz", ".xz", ".txz")
-ARCHIVE_SUFFIXES += (".lz", ".tlz", ".lzma")
+ARCHIVE_SUFFIXES: tuple[str, ...] = (".whl", ".zip", ".tar", ".gz", ".tgz", ".bz2", ".tbz")
+ARCHIVE_SUFFIXES += (".xz", ".txz", ".lz", ".tlz", ".lzma")
 """pip reads a requirement named like an archive as a path to that file."""
 REQUIREMENT_CHARS = re.compile(r"[A-Za-z0-9 \t._\-\[\],;<>=!~*()'\"]*")
 """What a ``name[extras] specifier ; marker`` line needs: no ``$`` (pip expands

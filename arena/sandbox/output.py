@@ -49,7 +49,7 @@ class CappedLog:
         self.tail = bytearray()
         self.total = 0
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes | memoryview) -> None:
         self.total += len(data)
         room = self.cap - len(self.head)
         if room > 0:

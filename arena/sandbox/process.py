@@ -608,6 +608,7 @@ class ProcessSandbox(Sandbox):
         tmp_mb: int = 16,
         cpus: float = 1.0,
     ) -> None:
+        self.memory_mb = memory_mb
         self.limits = {
             "memory_mb": memory_mb,
             "cpu_s": cpu_s,
@@ -688,6 +689,7 @@ class ProcessSandbox(Sandbox):
         }
         if run["python_path"]:
             env["PYTHONPATH"] = os.pathsep.join(run["python_path"])
+        assert bot.path is not None, "a remote seat is never started"
         entry = f"{BOT_DIR}/{bot.path.name}" + (f":{bot.cls}" if bot.cls else "")
         command = [sys.executable, *run["flags"], "-u", "-B", "-m", "bigtwo.run", entry]
         # stdout and stderr: pipes read to their end by a thread (see arena.sandbox.output)
@@ -721,7 +723,7 @@ class ProcessSandbox(Sandbox):
             proc,
             start_dir,
             cgroup,
-            self.limits["memory_mb"],
+            self.memory_mb,
             bwrap is not None,
             capture,
             self.keep_output,

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .cards import CARDS, RANKS, format_cards
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from .rules import RuleSet
 
@@ -100,7 +100,7 @@ class Combination:
     def __len__(self) -> int:
         return len(self.cards)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Any]:
         return iter(self.cards)
 
     def __eq__(self, other: object) -> bool:
