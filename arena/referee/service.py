@@ -32,7 +32,8 @@ import grpc
 from bigtwo.v1 import referee_pb2_grpc as pb_grpc
 
 from .gate import HELLO_S, STREAMS_PER_LINK, DescriptorReserve, SeatGate, TcpGate, _Gate, link_of
-from .session import MatchSession, Seat
+from .seat import Seat
+from .session import MatchSession
 
 log = logging.getLogger("arena.referee")
 

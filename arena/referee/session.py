@@ -1,8 +1,11 @@
 """One match, as the referee runs it.
 
-The session owns the :class:`bigtwo.Game`.  It writes each seat's messages in batches (see
-:class:`Seat`) and reads the seat's actions from an inbox that the gRPC handler fills, so
-the match loop never blocks on a slow or hostile client beyond the move's deadline.
+The session owns the :class:`bigtwo.Game` and decides: whom to ask, what a seat's answer is
+worth, what the referee plays, when a seat forfeits.  Each seat's channel is its
+:class:`~.seat.Seat` (messages written in batches, actions read from an inbox that the gRPC
+handler fills, so the match loop never blocks on a slow or hostile client beyond the move's
+deadline); what the seats and the record are told is built by :mod:`.messages`, from one
+description of each thing that happens.
 
 Faults (docs/rules.md §8, §11.14; time control): a timeout, an illegal or malformed action, or an
 error the bot reports is answered by the **default action** — pass when passing is legal,
@@ -11,6 +14,8 @@ card) — and a strike.  At ``max_strikes`` strikes, or when the bot is gone (di
 crash, never connected), the seat **forfeits**: a fallback policy (the weakest legal play,
 passing only when it has none) plays it to the end, so the other seats' results stay
 meaningful, and the result marks the forfeit.  Every fault is recorded with its reason.
+Both moves are the SDK's (:func:`bigtwo.local.referee_move`), so :func:`bigtwo.play_local`
+plays exactly what the referee plays.
 """
 
 from __future__ import annotations
@@ -21,21 +26,33 @@ import gc
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from bigtwo import PASS, Game, IllegalMoveError, RuleSet
 from bigtwo.cards import CARDS
 from bigtwo.combos import Move
+from bigtwo.local import default_move, fallback_move, referee_move
 from bigtwo.v1 import referee_pb2 as pb
-from bigtwo.wire import category_name, opt_card, rules_to_pb
 
 from ..text import printable
+from . import messages as msgs
+from .seat import DISCONNECTED, INBOX_LIMIT, Fault, Seat, SeatSpec
 
-INBOX_LIMIT = 32
-"""Unread actions a seat may queue; more is flooding and disconnects the seat."""
-DISCONNECTED = object()
-"""Inbox marker: the seat's stream is gone."""
+# the seat's channel and the referee's moves, still importable from here
+__all__ = [
+    "DISCONNECTED",
+    "INBOX_LIMIT",
+    "Fault",
+    "MatchSession",
+    "Seat",
+    "SeatSpec",
+    "TimeControl",
+    "default_move",
+    "fallback_move",
+    "referee_move",
+    "round_trip_stats",
+]
 
 
 @dataclass(frozen=True)
@@ -58,132 +75,6 @@ class TimeControl:
 
     def to_pb(self) -> pb.TimeControl:
         return pb.TimeControl(**asdict(self))
-
-
-@dataclass
-class SeatSpec:
-    """Who sits in a seat: a public name (shown to every seat) and its secret token."""
-
-    name: str
-    token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
-    log: str | None = None  # where the seat's output is kept (arena match --logs), if it is
-
-
-@dataclass
-class Fault:
-    kind: str  # timeout | illegal | protocol | crash | disconnect
-    seat: int
-    hand: int | None
-    turn: int | None
-    detail: str
-    strike: bool = False  # it counted towards max_strikes (the bot was not gone for good)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "hand": self.hand,
-            "turn": self.turn,
-            "detail": self.detail,
-            "strike": self.strike,
-        }
-
-
-class Seat:
-    """The referee's side of one seat.
-
-    Writes: messages queue in ``pending`` and go out as one batch.  The batch that asks the
-    seat to act is written by the match loop itself (no task hop on the hot path); other
-    batches (hand end, faults) are written by a chain of background tasks, so a bot that
-    stops reading can never stall the match.  Reads: the gRPC handler's reader task fills
-    ``inbox``; the match loop takes from it under the move's deadline."""
-
-    def __init__(self, index: int, spec: SeatSpec, bank_ms: int) -> None:
-        self.index = index
-        self.spec = spec
-        self.connected = asyncio.Event()
-        self.closed = asyncio.Event()  # the session is done with this seat's stream
-        self.exited = asyncio.Event()  # the sandbox saw the bot end
-        # how long a broken stream waits for the sandbox to say how the bot ended; set by
-        # whoever watches the bot's process (0: nobody does, e.g. a remote seat)
-        self.exit_grace_s = 0.0
-        self.connected_at: float | None = None  # perf_counter() of its Hello
-        self.stream: Any = None  # the gRPC servicer context while attached
-        self.inbox: asyncio.Queue[Any] = asyncio.Queue()
-        self.live = False  # a stream is attached now
-        self.gone = False  # the bot is gone for good
-        self.strikes = 0
-        self.forfeited = False
-        self.forfeit_hand: int | None = None  # the hand in which the fallback took over
-        self.bank_ms = bank_ms
-        self.faults: list[Fault] = []
-        self.bot_name = ""
-        self.late_answers = 0  # answers to turns that had timed out (expected, ignored)
-        self.overdue: set[int] = set()  # turns that timed out: one late answer each is fine
-        self.pending: list[pb.RefereeMessage] = []
-        self._writes: asyncio.Task[None] | None = None
-
-    def send(self, msg: pb.RefereeMessage) -> None:
-        """Queue a message; it goes out with the seat's next batch (see flush)."""
-        if not self.gone:
-            self.pending.append(msg)
-
-    def _batch(self) -> pb.RefereeBatch | None:
-        batch = None
-        if self.pending and self.live and not self.gone:
-            batch = pb.RefereeBatch(messages=self.pending)
-        self.pending = []
-        return batch
-
-    def flush(self) -> None:
-        """Send everything queued, in the background (at hand and match end, with a
-        fault): a seat that is not on turn is not woken for every move."""
-        batch = self._batch()
-        if batch is not None:
-            self._writes = asyncio.create_task(self._write_after(self._writes, batch))
-
-    async def _write_after(self, before: asyncio.Task[None] | None, batch: pb.RefereeBatch) -> None:
-        if before is not None:
-            await before
-        if self.live:
-            try:
-                await self.stream.write(batch)
-            except Exception:  # the stream broke: the reader task reports the disconnect
-                self.live = False
-
-    async def flush_now(self) -> None:
-        """Send everything queued and wait until it is written (the turn request)."""
-        batch = self._batch()
-        if self._writes is not None:
-            await self._writes
-            self._writes = None
-        if batch is not None and self.live:
-            await self.stream.write(batch)
-
-    async def drain(self) -> None:
-        """Wait for background writes (bounded: used at match end)."""
-        if self._writes is not None:
-            try:
-                async with asyncio.timeout(2):
-                    await self._writes
-            except (TimeoutError, Exception):
-                pass
-
-    def close(self) -> None:
-        self.closed.set()
-
-
-def default_move(legal: list[Move]) -> Move:
-    """Pass when legal; otherwise the weakest legal move (legal_moves() lists weakest
-    first, singles before bigger plays)."""
-    return PASS if PASS in legal else legal[0]
-
-
-def fallback_move(legal: list[Move]) -> Move:
-    """A forfeited seat's policy: the weakest legal play; pass only when there is none."""
-    for m in legal:
-        if m is not PASS:
-            return m
-    return PASS
 
 
 Recorder = Callable[[dict[str, Any]], None]
@@ -250,21 +141,15 @@ class MatchSession:
         self.aborted: str | None = None
         # the header goes first, before anything (even a bot dying at start) is recorded
         self.record(
-            {
-                "type": "match",
-                "match_id": self.match_id,
-                "rules": self.rules.to_dict(),
-                "seed": self.seed,
-                "seats": [
-                    {"seat": s.index, "bot": s.spec.name}
-                    | ({"log": s.spec.log} if s.spec.log else {})
-                    for s in self.seats
-                ],
-                "time_control": asdict(self.tc),
-                "sandbox": sandbox or {"name": "unknown"},
-                "deals": "seed" if deals is None else "explicit",
-                "started_at": time.time(),
-            }
+            msgs.match_header(
+                self.match_id,
+                self.rules,
+                self.seed,
+                seats,
+                self.tc,
+                sandbox or {"name": "unknown"},
+                explicit=deals is not None,
+            )
         )
 
     # ----- connection side (called by the gRPC handler) -------------------------------
@@ -274,18 +159,8 @@ class MatchSession:
         seat.live = True
         seat.bot_name = printable(bot_name, 100)  # the bot's words: see arena.text
         seat.connected.set()
-        seat.send(
-            pb.RefereeMessage(
-                match_start=pb.MatchStart(
-                    match_id=self.match_id,
-                    seat=seat.index,
-                    players=self.rules.players,
-                    rules=rules_to_pb(self.rules),
-                    time_control=self.tc.to_pb(),
-                    seat_names=[s.spec.name for s in self.seats],
-                )
-            )
-        )
+        names = [s.spec.name for s in self.seats]
+        seat.send(msgs.match_start(self.match_id, seat.index, self.rules, self.tc, names))
         seat.flush()
 
     def detach(self, seat: Seat, reason: str) -> None:
@@ -338,27 +213,9 @@ class MatchSession:
             if hand is None:  # before the first hand, or after the last one
                 hand = self.game.hand_no if self.started.is_set() else 0
             seat.forfeit_hand = hand
-        self.record(
-            {
-                "type": "fault",
-                "seat": seat.index,
-                **fault.to_dict(),
-                "strikes": seat.strikes,
-                "forfeited": seat.forfeited,
-            }
-        )
+        self.record(msgs.fault_event(fault, seat))
         if not seat.gone:
-            seat.send(
-                pb.RefereeMessage(
-                    fault=pb.Fault(
-                        turn_id=self.turn_id,
-                        kind=kind,
-                        detail=fault.detail,
-                        strikes=seat.strikes,
-                        forfeited=seat.forfeited,
-                    )
-                )
-            )
+            seat.send(msgs.fault_message(fault, seat))
             seat.flush()
 
     # ----- the match ---------------------------------------------------------------------
@@ -398,20 +255,8 @@ class MatchSession:
                 while not game.hand_over:
                     await self._one_turn()
                 result = game.results[-1]
-                self.record({"type": "hand_end", **result.to_dict()})
-                self.broadcast(
-                    pb.RefereeMessage(
-                        hand_end=pb.HandEnd(
-                            hand=result.hand,
-                            winner=result.winner,
-                            cards_left=result.cards_left,
-                            penalties=result.penalties,
-                            scores=result.scores,
-                            cumulative=result.cumulative,
-                        )
-                    ),
-                    flush=True,
-                )
+                self.record(msgs.hand_end_event(result))
+                self.broadcast(msgs.hand_end_message(result), flush=True)
                 if self.on_hand_end:
                     self.on_hand_end(self, result)
                 if game.match_over:
@@ -421,17 +266,8 @@ class MatchSession:
                 else:
                     game.next_hand(self.deals[game.hand_no + 1], independent=True)
             summary = self.summary()
-            self.broadcast(
-                pb.RefereeMessage(
-                    match_end=pb.MatchEnd(
-                        scores=game.scores,
-                        places=game.places(),
-                        forfeited=[s.forfeited for s in self.seats],
-                    )
-                ),
-                flush=True,
-            )
-            self.record({"type": "match_end", **{k: summary[k] for k in ("hands", "seats")}})
+            self.broadcast(msgs.match_end_message(game, self.seats), flush=True)
+            self.record(msgs.match_end_event(summary))
             return summary
         finally:
             gc.unfreeze()  # a long-lived referee process must not keep them out for ever
@@ -445,112 +281,37 @@ class MatchSession:
         names = ", ".join(f"seat {s.index} {s.spec.name}" for s in missing)
         self.aborted = f"not every bot started ({names}): no hand was played"
         summary = {**self.summary(), "aborted": self.aborted}
-        self.broadcast(
-            pb.RefereeMessage(
-                match_end=pb.MatchEnd(
-                    scores=self.game.scores,
-                    places=self.game.places(),
-                    forfeited=[s.forfeited for s in self.seats],
-                )
-            ),
-            flush=True,
-        )
-        self.record({"type": "aborted", "reason": self.aborted})
+        self.broadcast(msgs.match_end_message(self.game, self.seats), flush=True)
+        self.record(msgs.aborted_event(self.aborted))
         return summary
 
     def _start_hand(self) -> None:
-        g = self.game
         for seat in self.seats:
-            seat.send(
-                pb.RefereeMessage(
-                    hand_start=pb.HandStart(
-                        hand=g.hand_no,
-                        cards=[int(c) for c in g.hand(seat.index)],
-                        cards_left=g.counts,
-                        leader=g.turn,
-                        must_include=opt_card(g.must_include),
-                    )
-                )
-            )
-        self.record(
-            {
-                "type": "deal",
-                "hand": g.hand_no,
-                "leader": g.turn,
-                "hands": [[str(c) for c in g.hand(s)] for s in range(g.players)],
-            }
-        )
+            seat.send(msgs.hand_start(self.game, seat.index))
+        self.record(msgs.deal_event(self.game))
 
     async def _one_turn(self) -> None:
         g = self.game
         seat = self.seats[g.turn]
         self.turn_id += 1
         turn_id = self.turn_id
-        by_referee = False
         t0 = time.perf_counter()
-        if seat.forfeited:
-            move: Move = fallback_move(g.legal_moves())
-            by_referee = True
-        else:
-            chosen = await self._ask(seat, turn_id)
-            if chosen is None:
-                legal = g.legal_moves()
-                move = fallback_move(legal) if seat.forfeited else default_move(legal)
-                by_referee = True
-            else:
-                move = chosen
+        chosen = None if seat.forfeited else await self._ask(seat, turn_id)
+        by_referee = chosen is None  # the seat has forfeited, or its answer was a fault
+        move = referee_move(g.legal_moves(), seat.forfeited) if chosen is None else chosen
         elapsed_ms = (time.perf_counter() - t0) * 1000
         lead = g.trick is None
         hand_no = g.hand_no
         g.apply(move)
-        self.record(
-            {
-                "type": "turn",
-                "hand": hand_no,
-                "turn": turn_id,
-                "seat": seat.index,
-                "move": str(move),
-                "by_referee": by_referee,
-                "ms": round(elapsed_ms, 3),
-            }
-        )
-        cards = [] if move is PASS else [int(c) for c in move.cards]
-        self.broadcast(
-            pb.RefereeMessage(
-                move=pb.MoveEvent(
-                    hand=hand_no,
-                    seat=seat.index,
-                    cards=cards,
-                    lead=lead,
-                    category=category_name(None if move is PASS else move),  # type: ignore[arg-type]
-                    by_referee=by_referee,
-                    **{"pass": move is PASS},
-                )
-            )
-        )
+        played = msgs.PlayedTurn(hand_no, turn_id, seat.index, move, lead, by_referee, elapsed_ms)
+        self.record(played.event())
+        self.broadcast(played.message())
         if g.trick is None and not g.hand_over and move is PASS and not lead:
-            self.broadcast(pb.RefereeMessage(trick_won=pb.TrickWon(hand=hand_no, seat=g.turn)))
+            self.broadcast(msgs.trick_won(hand_no, g.turn))
 
     async def _ask(self, seat: Seat, turn_id: int) -> Move | None:
         """The seat's move, or None after recording a fault (caller plays the default)."""
-        g = self.game
-        seat.send(
-            pb.RefereeMessage(
-                turn=pb.TurnRequest(
-                    turn_id=turn_id,
-                    hand=g.hand_no,
-                    move_ms_left=self.tc.move_ms,
-                    bank_ms_left=seat.bank_ms,
-                    to_beat=[] if g.trick is None else [int(c) for c in g.trick.cards],
-                    must_include=opt_card(g.must_include),
-                    cards_left=g.counts,
-                    reversed=g.reversed,
-                    first_trick=g.first_trick,
-                    lone_two_lifted=g.lone_two_lifted,
-                    locked_out=sorted(g.locked_out),
-                )
-            )
-        )
+        seat.send(msgs.turn_request(self.game, turn_id, self.tc.move_ms, seat.bank_ms))
         start = time.perf_counter()
         budget = (self.tc.move_ms + seat.bank_ms) / 1000
         try:

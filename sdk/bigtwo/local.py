@@ -65,6 +65,13 @@ def fallback_move(legal: Sequence[Move]) -> Move:
     return PASS
 
 
+def referee_move(legal: Sequence[Move], forfeited: bool) -> Move:
+    """What the referee plays for a seat that gave it no move (docs/rules.md §11.14): the
+    fallback policy once the seat has forfeited, else the default action.  The one choice
+    both the arena's referee and :func:`play_local` make."""
+    return fallback_move(legal) if forfeited else default_move(legal)
+
+
 @dataclass(frozen=True)
 class LocalFault:
     """What the referee would have recorded against ``seat``."""
@@ -326,15 +333,10 @@ class _Match:
         s = g.turn
         self.turns += 1
         start = time.perf_counter()
-        if self.forfeited[s]:
-            move: Move | None = fallback_move(g.legal_moves())
-            by_referee = True
-        else:
-            move = self.ask(s)
-            by_referee = move is None
-            if move is None:
-                legal = g.legal_moves()
-                move = fallback_move(legal) if self.forfeited[s] else default_move(legal)
+        move = None if self.forfeited[s] else self.ask(s)
+        by_referee = move is None
+        if move is None:  # the seat has forfeited, or its answer was a fault
+            move = referee_move(g.legal_moves(), self.forfeited[s])
         ms = (time.perf_counter() - start) * 1000
         hand = g.hand_no
         g.apply(move)
