@@ -1,14 +1,13 @@
 """The organizer's ladder commands — ``arena ladder list``, ``faults``, ``retire`` and
-``plot`` — and the ladder side of ``arena replay MATCH_ID``.  Registered on ``ladder_app``
-when ``arena.cli`` imports this module (kept apart from cli.py so that the commands an
-organizer uses to look after a ladder live in one place).
+``plot`` — and the ladder side of ``arena replay MATCH_ID``: the commands an organizer uses
+to look after a ladder, in one place (what they ask of the database is
+:mod:`arena.ladder.queries`).
 
 Every name shown here — ladders', bots', a fault's words — came from someone else (a bot's
 file name, its exception text): printed through ``_shown`` / ``printable`` only."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import os
@@ -17,101 +16,24 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
-from sqlalchemy import func, select
-from sqlalchemy.engine import Engine
-from sqlalchemy.orm import Session
 
+from ..ladder import queries
+from ..ladder.queries import History
 from ..text import printable
-from . import _fail, _shown, ladder_app
+from .common import _fail, _shown, ladder_app, open_db, open_ladder, store_errors
+from .options import DbOpt
 
-DbOpt = Annotated[str, typer.Option(help="SQLite file or database URL.")]
 LadderOpt = Annotated[str, typer.Option("--name", "--ladder", help="Ladder name.")]
 DETAIL_CAP = 300
 """A fault's detail as a table shows it (a bot's own words: escaped, then cut)."""
 JSON_DETAIL_CAP = 4000
-
-
-# ----- finding a ladder --------------------------------------------------------------------
-def ladder_names(session: Session) -> list[str]:
-    from ..ladder.store import Ladder
-
-    return list(session.scalars(select(Ladder.name).order_by(Ladder.name)))
-
-
-def no_ladder(name: str, names: list[str], db: str) -> str:
-    """The error for a ladder name that is not in the database: the names that are."""
-    if not names:
-        return f"no ladder named {name!r}; {db} holds no ladder yet (`arena ladder run` makes one)"
-    shown = ", ".join(printable(n, 60) for n in names[:30])
-    more = f" and {len(names) - 30} more (`arena ladder list`)" if len(names) > 30 else ""
-    return f"no ladder named {name!r}; ladders here: {shown}{more}"
-
-
-def open_db(db: str) -> Engine:
-    """The database, which must exist (these commands never create one)."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from ..ladder.store import open_engine
-
-    if "://" not in db and not Path(db).exists():
-        raise _fail(f"--db {db}: no such database (`arena ladder run` makes one)")
-    try:
-        return open_engine(db)
-    except SQLAlchemyError as exc:
-        raise _fail(f"--db {db}: {str(exc).splitlines()[0]}") from None
-
-
-def open_ladder(db: str, name: str) -> tuple[Engine, int]:
-    """The database and the id of its ladder ``name``; an unknown name is an error that
-    lists the ladders there are."""
-    from ..ladder.store import Ladder
-
-    engine = open_db(db)
-    with Session(engine) as session:
-        ladder_id = session.scalar(select(Ladder.id).where(Ladder.name == name))
-        if ladder_id is None:
-            raise _fail(no_ladder(name, ladder_names(session), db))
-    return engine, ladder_id
-
-
-# ----- bots by name ------------------------------------------------------------------------
-def parse_bot(text: str) -> tuple[str, int | None]:
-    """``BOT`` (every version) or ``BOT@vN`` (version N), as the leaderboard labels them."""
-    base, sep, number = text.rpartition("@v")
-    if sep and base and number.isdigit():
-        return base, int(number)
-    return text, None
-
-
-def entrants(session: Session, ladder_id: int) -> list[Any]:
-    """The ladder's entries, with their versions and bots, by bot name then version."""
-    from ..ladder.store import Entry
-
-    found = list(session.scalars(select(Entry).where(Entry.ladder_id == ladder_id)))
-    return sorted(found, key=lambda e: (e.version.bot.name, e.version.number))
-
-
-def pick_entries(session: Session, ladder_id: int, text: str) -> list[Any]:
-    """The entries ``text`` names (``BOT``: all its versions; ``BOT@vN``: that one); an
-    unknown bot or version is an error that lists what the ladder holds."""
-    name, number = parse_bot(text)
-    every = entrants(session, ladder_id)
-    mine = [e for e in every if e.version.bot.name == name]
-    if not mine:
-        labels = ", ".join(printable(e.version.label, 40) for e in every[:40]) or "none"
-        raise _fail(f"no bot {text!r} in this ladder; its bots: {labels}")
-    if number is None:
-        return mine
-    picked = [e for e in mine if e.version.number == number]
-    if not picked:
-        versions = ", ".join(f"{name}@v{e.version.number}" for e in mine)
-        raise _fail(f"{name!r} has no version {number} in this ladder; it has: {versions}")
-    return picked
+RUN_MAKES_ONE = " (`arena ladder run` makes one)"
+"""What a missing database's error adds here: these commands never create one."""
 
 
 # ----- arena ladder list -------------------------------------------------------------------
@@ -127,39 +49,14 @@ def ladder_list(
     """
     from bigtwo import RuleSet
 
-    from ..ladder.store import Entry, Ladder, Match
     from ..replay_view import rules_summary
 
-    engine = open_db(db)
-    rows = []
-    with Session(engine) as session:
-        for ladder in session.scalars(select(Ladder).order_by(Ladder.name)):
-            entries = list(session.scalars(select(Entry).where(Entry.ladder_id == ladder.id)))
-            status = dict(
-                session.execute(
-                    select(Match.status, func.count())
-                    .where(Match.ladder_id == ladder.id)
-                    .group_by(Match.status)
-                ).all()
-            )
-            last = session.scalar(
-                select(func.max(Match.finished)).where(Match.ladder_id == ladder.id)
-            )
-            try:
-                rules = rules_summary(RuleSet.from_dict(ladder.rules))
-            except Exception:  # a ladder of an older rules format: still listed
-                rules = "?"
-            rows.append(
-                {
-                    "name": ladder.name,
-                    "rules": rules,
-                    "bots": sum(not e.retired for e in entries),
-                    "retired": sum(e.retired for e in entries),
-                    "played": status.get("done", 0),
-                    "pending": status.get("pending", 0) + status.get("running", 0),
-                    "last_played": last.isoformat() if last else None,
-                }
-            )
+    rows = queries.ladder_overview(open_db(db, RUN_MAKES_ONE))
+    for row in rows:
+        try:
+            row["rules"] = rules_summary(RuleSet.from_dict(row["rules"]))
+        except Exception:  # a ladder of an older rules format: still listed
+            row["rules"] = "?"
     if as_json:
         sys.stdout.write(json.dumps(rows) + "\n")
         return
@@ -209,40 +106,9 @@ def ladder_faults(
 
     Example: arena ladder faults my_bot@v2 --name default --limit 5
     """
-    from ..ladder.store import FaultRow, Match
-
-    engine, ladder_id = open_ladder(db, name)
-    with Session(engine) as session:
-        picked = pick_entries(session, ladder_id, bot)
-        labels = {e.version_id: e.version.label for e in picked}
-        where = (Match.ladder_id == ladder_id, FaultRow.version_id.in_(list(labels)))
-        total = session.scalar(select(func.count()).select_from(FaultRow).join(Match).where(*where))
-        kinds = dict(
-            session.execute(
-                select(FaultRow.kind, func.count())
-                .join(Match)
-                .where(*where)
-                .group_by(FaultRow.kind)
-            ).all()
-        )
-        found = session.execute(
-            select(FaultRow, Match.id)
-            .join(Match)
-            .where(*where)
-            .order_by(Match.id.desc(), FaultRow.id.desc())
-            .limit(limit)
-        ).all()
-        rows = [
-            {
-                "match": mid,
-                "bot": labels[f.version_id],
-                "hand": f.hand,  # from 0, as in all JSON and records
-                "turn": f.turn,
-                "kind": f.kind,
-                "detail": f.detail[:JSON_DETAIL_CAP],
-            }
-            for f, mid in found
-        ]
+    engine, ladder_id = open_ladder(db, name, RUN_MAKES_ONE)
+    with store_errors():
+        total, kinds, rows = queries.bot_faults(engine, ladder_id, bot, limit, JSON_DETAIL_CAP)
     if as_json:
         sys.stdout.write(json.dumps(rows) + "\n")
         return
@@ -288,51 +154,15 @@ def ladder_retire(
     Its finished matches keep counting for everyone's ratings: they were
     played, and the other bots' results in them stand. --undo brings it back.
     """
-    from ..ladder.store import Match
-
-    engine, ladder_id = open_ladder(db, name)
-    with Session(engine) as session, session.begin():
-        picked = pick_entries(session, ladder_id, bot)
-        for e in picked:
-            e.retired = not undo
-        session.flush()
-        from ..ladder.store import Entry
-
-        out = {
-            e.version_id
-            for e in session.scalars(select(Entry).where(Entry.ladder_id == ladder_id))
-            if e.retired
-        }
-        withdrawn = restored = 0
-        for m in session.scalars(
-            select(Match).where(
-                Match.ladder_id == ladder_id, Match.status.in_(("pending", "withdrawn"))
-            )
-        ):
-            holds = any(v in out for v in m.seats)
-            if m.status == "pending" and holds:
-                m.status, withdrawn = "withdrawn", withdrawn + 1
-            elif m.status == "withdrawn" and not holds:
-                m.status, restored = "pending", restored + 1
-        ids = [e.version_id for e in picked]
-        played = session.scalar(
-            select(func.count())
-            .select_from(Match)
-            .where(Match.ladder_id == ladder_id, Match.status == "done")
-        )
-        mine = sum(
-            1
-            for seats in session.scalars(
-                select(Match.seats).where(Match.ladder_id == ladder_id, Match.status == "done")
-            )
-            if any(v in ids for v in seats)
-        )
-        labels = ", ".join(printable(e.version.label, 40) for e in picked)
+    engine, ladder_id = open_ladder(db, name, RUN_MAKES_ONE)
+    with store_errors():
+        done = queries.retire(engine, ladder_id, bot, undo)
+    labels = ", ".join(printable(label, 40) for label in done.labels)
     console = Console(highlight=False)
     if undo:
         console.print(
             _shown(
-                f"back in ladder '{printable(name, 60)}': {labels}; {restored} withdrawn "
+                f"back in ladder '{printable(name, 60)}': {labels}; {done.restored} withdrawn "
                 "match(es) pending again; the next `arena ladder run` plans its new matches"
             )
         )
@@ -340,75 +170,14 @@ def ladder_retire(
     console.print(
         _shown(
             f"retired from ladder '{printable(name, 60)}': {labels}. No new matches "
-            f"({withdrawn} pending withdrawn); its {mine} finished match(es) of {played} keep "
-            "counting for the others' ratings. `arena ladder show --all` shows it."
+            f"({done.withdrawn} pending withdrawn); its {done.mine} finished match(es) of "
+            f"{done.played} keep counting for the others' ratings. `arena ladder show --all` "
+            "shows it."
         )
     )
 
 
 # ----- arena ladder plot -------------------------------------------------------------------
-History = list[tuple[int, dict[str, tuple[float, float, float, bool]]]]
-"""Points in time: (matches finished, bot → (Elo, low, high, in the main field)); outside
-the main field a rating has no finite interval (see ``ratings``), so none is drawn."""
-
-
-def from_snapshots(session: Session, ladder_id: int) -> History:
-    """The ratings each ``arena ladder run`` stored when it ended."""
-    from ..ladder.store import RatingSnapshot
-
-    out: History = []
-    for snap in session.scalars(
-        select(RatingSnapshot)
-        .where(RatingSnapshot.ladder_id == ladder_id)
-        .order_by(RatingSnapshot.id)
-    ):
-        point = {
-            r["bot"]: (r["elo"], r["elo_low"], r["elo_high"], r.get("in_field", True))
-            for r in snap.ratings
-            if isinstance(r, dict) and r.get("elo") is not None
-        }
-        if point:
-            out.append((snap.matches, point))
-    return out
-
-
-def from_matches(session: Session, ladder_id: int, points: int) -> History:
-    """The ratings as they stood after each of ``points`` evenly spaced numbers of finished
-    matches (in the order they finished), fitted again as ``ladder show`` fits them."""
-    from ..ladder.ratings import fit_plackett_luce
-    from ..ladder.runner import rated_blocks
-    from ..ladder.store import BotVersion, Ladder, Match
-
-    ladder = session.get(Ladder, ladder_id)
-    assert ladder is not None
-    done = list(
-        session.scalars(
-            select(Match)
-            .where(Match.ladder_id == ladder_id, Match.status == "done")
-            .order_by(Match.finished, Match.id)
-        )
-    )
-    labels = {v.id: v.label for v in session.scalars(select(BotVersion))}
-    rotations = ladder.settings["rotations"]
-    marks = sorted({max(1, round(len(done) * k / points)) for k in range(1, points + 1)})
-    out: History = []
-    for n in marks if done else []:
-        blocks = rated_blocks(done[:n], rotations)
-        if len({b for block in blocks for order in block for b in order}) < 2:
-            continue
-        fit = fit_plackett_luce(blocks)
-        out.append(
-            (
-                n,
-                {
-                    labels.get(r.bot, str(r.bot)): (r.elo, r.low, r.high, r.in_field)
-                    for r in fit.ratings
-                },
-            )
-        )
-    return out
-
-
 SPARK = "▁▂▃▄▅▆▇█"
 
 
@@ -525,13 +294,9 @@ def ladder_plot(
         raise _fail(f"--from {source!r}: choose auto, snapshots or matches")
     if out is not None and out.suffix.lower() not in (".svg", ".png", ".pdf"):
         raise _fail(f"--out {out}: give a .svg, .png or .pdf file")
-    engine, ladder_id = open_ladder(db, name)
-    with Session(engine) as session:
-        retired = {e.version.label for e in entrants(session, ladder_id) if e.retired}
-        history = [] if source == "matches" else from_snapshots(session, ladder_id)
-        used = "snapshots"
-        if source == "matches" or (source == "auto" and len(history) < 2):
-            history, used = from_matches(session, ladder_id, points), "matches"
+    engine, ladder_id = open_ladder(db, name, RUN_MAKES_ONE)
+    retired = queries.retired_labels(engine, ladder_id)
+    history, used = queries.rating_history(engine, ladder_id, source, points)
     if not history:
         raise _fail(f"ladder {name!r} has no ratings yet: `arena ladder run` plays its matches")
     what = "a snapshot per run" if used == "snapshots" else "fitted again over the matches"
@@ -563,32 +328,12 @@ class NamedRecord(os.PathLike):
 @contextmanager
 def ladder_record(db: str, match_id: int, ladder: str | None) -> Iterator[NamedRecord]:
     """A ladder match's kept record as a file for ``arena replay`` (removed afterwards)."""
-    from ..ladder.store import Ladder, Match, MatchRecord
-
-    engine = open_db(db)
-    with Session(engine) as session:
-        if (
-            ladder is not None
-            and session.scalar(select(Ladder.id).where(Ladder.name == ladder)) is None
-        ):
-            raise _fail(no_ladder(ladder, ladder_names(session), db))
-        match = session.get(Match, match_id)
-        owner = session.get(Ladder, match.ladder_id) if match is not None else None
-        if match is None or (ladder is not None and owner is not None and owner.name != ladder):
-            where = f"ladder {ladder!r}" if ladder is not None else db
-            raise _fail(f"no match {match_id} in {where} (`arena ladder faults BOT` names some)")
-        assert owner is not None
-        rec = session.get(MatchRecord, match_id)
-        if rec is None:
-            why = (
-                "it has not been played yet"
-                if match.status != "done"
-                else "it was played before ladders kept their records"
-            )
-            raise _fail(f"match {match_id} of ladder {owner.name!r} has no record: {why}")
-        data = gzip.decompress(rec.data)
-        label = f"ladder {owner.name!r} match {match_id}"
-    engine.dispose()
+    engine = open_db(db, RUN_MAKES_ONE)
+    try:
+        with store_errors():
+            data, label = queries.match_record(engine, match_id, ladder, db)
+    finally:
+        engine.dispose()
     fd, tmp = tempfile.mkstemp(prefix=f"ladder-match-{match_id}-", suffix=".jsonl")
     try:
         with os.fdopen(fd, "wb") as f:

@@ -156,9 +156,9 @@ def enter_bots(engine: Engine, name: str, bots: list[tuple[str, str, str]]) -> N
 # ----- running and rating -------------------------------------------------------------------
 def plan_ladder(engine: Engine, name: str, rounds: int) -> tuple[int, str]:
     """Plan ladder ``name``'s matches up to ``rounds`` per group
-    (:func:`arena.ladder.runner.plan`); returns how many are not played yet and the sandbox
+    (:func:`arena.ladder.planning.plan`); returns how many are not played yet and the sandbox
     the ladder asks for.  A plan that cannot be made is a :class:`StoreError`."""
-    from .runner import plan
+    from .planning import plan
 
     with Session(engine) as session, session.begin():
         ladder = session.scalar(select(Ladder).where(Ladder.name == name))
@@ -176,9 +176,9 @@ def plan_ladder(engine: Engine, name: str, rounds: int) -> tuple[int, str]:
 
 
 def leaderboard_rows(engine: Engine, name: str, retired: bool = False) -> list[dict[str, Any]]:
-    """Ladder ``name``'s leaderboard rows (:func:`arena.ladder.runner.leaderboard`), the
+    """Ladder ``name``'s leaderboard rows (:func:`arena.ladder.leaderboard.leaderboard`), the
     retired bots too with ``retired``."""
-    from .runner import leaderboard
+    from .leaderboard import leaderboard
 
     with Session(engine) as session:
         _, rows = leaderboard(session, name, retired=retired)
@@ -187,7 +187,7 @@ def leaderboard_rows(engine: Engine, name: str, retired: bool = False) -> list[d
 
 def save_snapshot(engine: Engine, name: str) -> None:
     """Store the ratings as they stand (``ladder plot`` draws them over time)."""
-    from .runner import snapshot
+    from .leaderboard import snapshot
 
     with Session(engine) as session, session.begin():
         snapshot(session, name)
@@ -399,8 +399,8 @@ def from_snapshots(session: Session, ladder_id: int) -> History:
 def from_matches(session: Session, ladder_id: int, points: int) -> History:
     """The ratings as they stood after each of ``points`` evenly spaced numbers of finished
     matches (in the order they finished), fitted again as ``ladder show`` fits them."""
+    from .leaderboard import rated_blocks
     from .ratings import fit_plackett_luce
-    from .runner import rated_blocks
 
     ladder = session.get(Ladder, ladder_id)
     assert ladder is not None
