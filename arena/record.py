@@ -56,7 +56,7 @@ def replay(
         game = None if explicit else Game(rules, seed=header["seed"])
     except (KeyError, RulesError, TypeError) as exc:
         raise RecordError(f"{path}:{n}: bad match header: {exc}") from None
-    rep = Replay(header, game)  # type: ignore[arg-type]
+    rep = Replay(header, game)
     if on_event:
         on_event("match", game, header)
     for n, ev in events:
@@ -64,7 +64,7 @@ def replay(
         where = f"{path}:{n}"
         try:
             if kind == "deal" and explicit:  # duplicate play: the record holds the deals
-                if rep.game is None:
+                if game is None:
                     rep.game = game = Game.from_hands(rules, ev["hands"], seed=header["seed"])
                 elif game.hand_over and not game.match_over:
                     game.next_hand(ev["hands"], independent=True)
@@ -72,14 +72,14 @@ def replay(
                     raise RecordError(f"{where}: a deal before the hand ended")
                 if ev["hand"] != game.hand_no or ev["leader"] != game.turn:
                     raise RecordError(f"{where}: deal or leader differs from the rules'")
+            elif game is None:  # only a record of explicit deals starts without a game
+                raise RecordError(f"{where}: {kind} before the first deal")
             elif kind == "deal":
                 if ev["hand"] != game.hand_no and game.hand_over and not game.match_over:
                     game.next_hand()
                 dealt = [[str(c) for c in game.hand(s)] for s in range(game.players)]
                 if ev["hand"] != game.hand_no or ev["hands"] != dealt:
                     raise RecordError(f"{where}: deal differs from the seed's deal")
-            elif game is None:
-                raise RecordError(f"{where}: {kind} before the first deal")
             elif kind == "turn":
                 if ev["seat"] != game.turn or ev["hand"] != game.hand_no:
                     raise RecordError(f"{where}: seat {ev['seat']} moved out of turn")
@@ -105,7 +105,7 @@ def replay(
         except (KeyError, TypeError) as exc:
             raise RecordError(f"{where}: malformed {kind} event: {exc}") from None
         # outside the checks: a KeyError of a viewer is not the record's fault
-        if on_turn and kind == "turn":
+        if on_turn and kind == "turn" and game is not None:  # a turn was checked: a game
             on_turn(game, ev)
         if on_event:
             on_event(kind, rep.game, ev)
