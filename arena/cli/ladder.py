@@ -4,6 +4,7 @@ checked first) and play its matches with a live view of the leaderboard."""
 from __future__ import annotations
 
 import contextlib
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -34,6 +35,7 @@ from .common import (
     need_db,
     rules_or_fail,
     store_errors,
+    time_control,
     warn_host_packages,
 )
 from .options import (
@@ -203,12 +205,8 @@ def ladder_run(
         "deals": deals,
         "rotations": rotations,
         "sandbox": sandbox,
-        "time_control": {  # a new ladder's; an existing one keeps its own
-            "move_ms": move_ms,
-            "bank_ms": bank_ms,
-            "startup_ms": startup_ms,
-            "max_strikes": max_strikes,
-        },
+        # a new ladder's; an existing one keeps its own
+        "time_control": asdict(time_control(move_ms, bank_ms, startup_ms, max_strikes)),
     }
     if not bots and not holds_ladders(db):  # a new database, no bots named: the samples
         from ..bots import sample_names
