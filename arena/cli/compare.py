@@ -244,12 +244,7 @@ def compare(
             raise _fail(reason, code) from None
         result = verdict(test, decision, reason)
         _compare_json(
-            {
-                "new": specs[0].name,
-                "old": specs[1].name,
-                **result.to_dict(),
-                **plan.to_dict(),
-            },
+            {"new": specs[0].name, "old": specs[1].name, **result.to_dict(), **plan.to_dict()},
             code,
         )
         raise _fail(reason, code) from None
