@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import secrets
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -36,11 +36,14 @@ class _CompareCommand(typer.core.TyperCommand):
     (64) rather than click's 2, which compare's verdicts use for "undecided"; with --json
     they also print compare's error object on stdout."""
 
-    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+    # typer.Context is the context click passes; click's own signature names its base class
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
         from ..ladder.compare import EXIT_BAD_INPUT
 
         # click's UsageError: typer ≥ 0.22 raises that of its own copy of click
-        usage_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+        usage_error: type[Any] = next(
+            c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError"
+        )
         as_json = "--json" in args  # before the parser consumes the list
         try:
             return super().parse_args(ctx, args)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,7 +170,7 @@ async def match_samples(
     sandbox: str,
     batch: int = 4,
     time_control: TimeControl | None = None,
-) -> AsyncIterator[float]:
+) -> AsyncGenerator[float, None]:
     """Paired samples from real matches: per batch of deals, one match with NEW at seat 0 and
     one with OLD, played at the same time, on the same rotated deals."""
     rotations = rules.players

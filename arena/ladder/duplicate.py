@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable, Sequence
+from typing import TypeVar
 
 from bigtwo import RuleSet, deal
 
 ROTATIONS = (4, 12, 24)
+Entrant = TypeVar("Entrant", bound=Hashable)
+"""What names an entrant in a block (a version id, a name): its orders are keyed the same."""
 
 
 def seat_permutations(players: int, rotations: int) -> list[tuple[int, ...]]:
@@ -37,7 +40,7 @@ def seat_permutations(players: int, rotations: int) -> list[tuple[int, ...]]:
 
 
 def rotated_deals(
-    rules: RuleSet, seeds: list[int | str], rotations: int = 4
+    rules: RuleSet, seeds: Sequence[int | str], rotations: int = 4
 ) -> list[list[list[int]]]:
     """Every deal of ``seeds`` in every rotation, as per-seat hands (card ids), in play
     order: deal 0's rotations, then deal 1's, …"""
@@ -50,8 +53,8 @@ def rotated_deals(
 
 
 def block_rankings(
-    seats: Sequence[Hashable], scores: Sequence[Sequence[float]], rotations: int
-) -> list[dict[Hashable, float]]:
+    seats: Sequence[Entrant], scores: Sequence[Sequence[float]], rotations: int
+) -> list[dict[Entrant, float]]:
     """The orders one duplicate block gives the ratings, each as entrant → points (higher
     is better), from ``scores[r][s]``: the points of seat ``s`` in rotation ``r`` of one
     deal (seat ``s`` held ``seats[s]``, hand ``seat_permutations(...)[r][s]``).
@@ -70,8 +73,8 @@ def block_rankings(
     perms = seat_permutations(players, rotations)
     if len(scores) != len(perms) or any(len(row) != players for row in scores):
         raise ValueError(f"a block needs {len(perms)} rows of {players} scores")
-    games: list[dict[Hashable, list[float]]] = [{} for _ in perms]
-    cards: list[dict[Hashable, list[float]]] = [{} for _ in range(players)]
+    games: list[dict[Entrant, list[float]]] = [{} for _ in perms]
+    cards: list[dict[Entrant, list[float]]] = [{} for _ in range(players)]
     for r, perm in enumerate(perms):
         for s, who in enumerate(seats):
             games[r].setdefault(who, []).append(scores[r][s])

@@ -50,12 +50,13 @@ def leaderboard(
         played = [m for m in done.values() if r.bot in m.seats]
         points, hands, firsts, faults, forfeits = 0.0, 0, 0, 0, 0
         for m in played:
-            for h in m.result["hands"]:
+            result = finished_result(m)
+            for h in result["hands"]:
                 for seat, vid in enumerate(m.seats):
                     if vid == r.bot:
                         points += h["scores"][seat]
                         hands += 1
-            for seat in m.result["seats"]:
+            for seat in result["seats"]:
                 if m.seats[seat["seat"]] == r.bot:
                     firsts += seat["place"] == 1 and not seat["forfeit"]
                     faults += len(seat["faults"])
@@ -93,9 +94,9 @@ def leaderboard(
         vid = {label: b for b, label in labels.items()}
         for i, row in enumerate(out):
             row["rank"] = i + 1
-            below = out[i + 1] if i + 1 < len(out) else None
+            next_row = out[i + 1] if i + 1 < len(out) else None
             row["separated_from_next"] = bool(
-                below and fit.separated(vid[row["bot"]], vid[below["bot"]])
+                next_row and fit.separated(vid[row["bot"]], vid[next_row["bot"]])
             )
     return fit, out + _unrated(entries, is_retired, done, [r.bot for r in ranked], retired)
 
@@ -109,7 +110,7 @@ def _unrated(
 ) -> list[dict[str, Any]]:
     """Rows for entrants with no rating yet: entered and not played (``matches`` 0), or
     played without a complete deal block so far — shown, not hidden until they play."""
-    out = []
+    out: list[dict[str, Any]] = []
     for vid, version in sorted(entries.items()):
         if vid in rated or (is_retired.get(vid) and not retired):
             continue
@@ -136,6 +137,12 @@ def _unrated(
     return out
 
 
+def finished_result(match: Match) -> dict[str, Any]:
+    """A finished match's result (set with its status ``done``, in one transaction)."""
+    assert match.result is not None, f"match {match.id} is done without a result"
+    return match.result
+
+
 FORFEITED = float("-inf")
 """A seat's points, for the ratings, in a hand its fallback policy played: below anyone's."""
 
@@ -149,13 +156,14 @@ def rated_blocks(matches: list[Match], rotations: int) -> list[list[dict[int, fl
     up the ladder)."""
     blocks = []
     for m in sorted(matches, key=lambda m: m.id):
+        result = finished_result(m)
         lost = {  # the hands each seat's fallback played
-            s["seat"]: forfeited_hands(s, len(m.result["hands"]))
-            for s in m.result["seats"]
+            s["seat"]: forfeited_hands(s, len(result["hands"]))
+            for s in result["seats"]
             if s.get("forfeit")
         }
         by_deal: dict[int, dict[int, list[float]]] = {}
-        for hand in m.result["hands"]:
+        for hand in result["hands"]:
             deal_no, rotation = divmod(hand["hand"], rotations)
             by_deal.setdefault(deal_no, {})[rotation] = [
                 FORFEITED if hand["hand"] in lost.get(seat, ()) else float(points)

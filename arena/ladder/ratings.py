@@ -34,7 +34,7 @@ import itertools
 import math
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from scipy.optimize import minimize
@@ -48,9 +48,13 @@ PRIOR = 1e-3
 """A tiny ridge on the log-strengths: keeps a bot that never lost (or never won) finite."""
 
 
+BotKey = TypeVar("BotKey", bound=Hashable)
+"""What names a bot in the blocks (a version id, a name): its ratings are keyed the same."""
+
+
 @dataclass(frozen=True)
-class Rating:
-    bot: Hashable
+class Rating(Generic[BotKey]):
+    bot: BotKey
     elo: float
     low: float
     high: float
@@ -61,16 +65,16 @@ class Rating:
 
 
 @dataclass(frozen=True)
-class Fit:
-    ratings: list[Rating]
+class Fit(Generic[BotKey]):
+    ratings: list[Rating[BotKey]]
     """In rank order, strongest first."""
-    superiority: dict[Hashable, dict[Hashable, float]]
+    superiority: dict[BotKey, dict[BotKey, float]]
     """P(row bot stronger than column bot)."""
 
-    def by_bot(self) -> dict[Hashable, Rating]:
+    def by_bot(self) -> dict[BotKey, Rating[BotKey]]:
         return {r.bot: r for r in self.ratings}
 
-    def separated(self, a: Hashable, b: Hashable) -> bool:
+    def separated(self, a: BotKey, b: BotKey) -> bool:
         """Whether one of a and b is stronger than the other with probability at least
         ``SEPARATED_P`` (``superiority``: the ratings' normal approximation, with their
         covariance) — the one criterion the leaderboard's "next" column and its matrix
@@ -169,13 +173,13 @@ def _ahead_edges(orders: list[tuple[list[int], list[float]]]) -> list[tuple[int,
 
 
 def _finish(
-    bots: list[Hashable],
+    bots: list[BotKey],
     theta: np.ndarray,
     hess: np.ndarray,
-    anchor: Hashable | None,
+    anchor: BotKey | None,
     field: np.ndarray | None = None,
     scores: np.ndarray | None = None,
-) -> Fit:
+) -> Fit[BotKey]:
     """``scores``: per-block gradients (see :func:`_block_scores`); when given, the
     covariance is widened by the dispersion they show, never narrowed."""
     n = len(bots)
@@ -208,7 +212,7 @@ def _finish(
         )
         for i, bot in enumerate(bots)
     ]
-    sup: dict[Hashable, dict[Hashable, float]] = {}
+    sup: dict[BotKey, dict[BotKey, float]] = {}
     for i, a in enumerate(bots):
         sup[a] = {}
         for j, b in enumerate(bots):
@@ -221,7 +225,7 @@ def _finish(
     return Fit(ratings, sup)
 
 
-def _tie_orders(ranking: Mapping[Hashable, float]) -> list[list[Hashable]]:
+def _tie_orders(ranking: Mapping[BotKey, float]) -> list[list[BotKey]]:
     """Every order consistent with the points, ties in every arrangement."""
     levels = sorted(set(ranking.values()), reverse=True)
     groups = [[b for b in ranking if ranking[b] == v] for v in levels]
@@ -232,10 +236,10 @@ def _tie_orders(ranking: Mapping[Hashable, float]) -> list[list[Hashable]]:
 
 
 def fit_plackett_luce(
-    blocks: Sequence[Mapping[Hashable, float] | Sequence[Mapping[Hashable, float]]],
-    anchor: Hashable | None = None,
+    blocks: Sequence[Mapping[BotKey, float] | Sequence[Mapping[BotKey, float]]],
+    anchor: BotKey | None = None,
     intervals: bool = True,
-) -> Fit:
+) -> Fit[BotKey]:
     """Ratings from blocks.  A block is one order (bot → points, higher better) or a list
     of the correlated orders one unit of evidence gave (a duplicate deal's games and card
     sets).  ``intervals=False`` skips the Hessian (the intervals are then meaningless)."""
@@ -272,8 +276,8 @@ def fit_plackett_luce(
 
 
 def fit_bradley_terry(
-    outcomes: Sequence[tuple[Hashable, Hashable, float]], anchor: Hashable | None = None
-) -> Fit:
+    outcomes: Sequence[tuple[BotKey, BotKey, float]], anchor: BotKey | None = None
+) -> Fit[BotKey]:
     """Ratings from pairwise outcomes ``(a, b, score of a)`` with score 1, 0.5 or 0."""
     bots = sorted({x for a, b, _ in outcomes for x in (a, b)}, key=str)
     if len(bots) < 2:
@@ -302,8 +306,8 @@ def fit_bradley_terry(
 
 
 def pairwise_from_blocks(
-    blocks: Sequence[Mapping[Hashable, float] | Sequence[Mapping[Hashable, float]]],
-) -> list[tuple[Hashable, Hashable, float]]:
+    blocks: Sequence[Mapping[BotKey, float] | Sequence[Mapping[BotKey, float]]],
+) -> list[tuple[BotKey, BotKey, float]]:
     """Every pair of distinct bots in every order of every block, as a Bradley–Terry
     outcome (for the cross-check: its intervals treat the pairs as independent)."""
     out = []
