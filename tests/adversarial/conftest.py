@@ -12,23 +12,11 @@ from pathlib import Path
 import pytest
 
 from arena.sandbox.containers import docker_client
-from arena.sandbox.images import DEFAULT_BASE
 
-REQUIRE_DOCKER = os.environ.get("ARENA_REQUIRE_DOCKER") == "1"
-
-
-def _docker_problem() -> str | None:
-    client = docker_client(timeout=5)
-    if client is None:
-        return "no Docker engine answers"
-    try:
-        client.images.get(DEFAULT_BASE)
-    except Exception:
-        return f"base image {DEFAULT_BASE} missing (docker/make-base-image.sh builds it)"
-    return None
+from testkit import need_docker
 
 
-@pytest.fixture(params=["process", "docker"])
+@pytest.fixture(params=["process", pytest.param("docker", marks=pytest.mark.docker)])
 def backend(request):
     if request.param == "process":
         from arena.sandbox.process import confinement_problem
@@ -39,11 +27,7 @@ def backend(request):
                 pytest.fail(f"CI needs the confined process sandbox, but {problem}")
             pytest.skip(f"process sandbox: {problem}")
     if request.param == "docker":
-        problem = _docker_problem()
-        if problem:
-            if REQUIRE_DOCKER:
-                pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but {problem}")
-            pytest.skip(problem)
+        need_docker()
     return request.param
 
 

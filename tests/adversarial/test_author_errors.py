@@ -4,8 +4,9 @@ the sandbox's copy (``/bot/…``) — on both sandboxes."""
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from testkit import arena
 
 AUTHORS = Path(__file__).resolve().parents[1] / "arena" / "authors"
 
@@ -13,12 +14,7 @@ AUTHORS = Path(__file__).resolve().parents[1] / "arena" / "authors"
 def match(backend: str, bot: str, *extra: str) -> subprocess.CompletedProcess:
     seats = [bot, "random", "greedy", "random"]
     options = ["--sandbox", backend, "--hands", "2", "--move-ms", "3000", *extra]
-    return subprocess.run(
-        [sys.executable, "-m", "arena", "match", *seats, *options],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return arena("match", *seats, *options)
 
 
 def test_a_bot_that_cannot_start_stops_the_match_before_its_first_hand(backend):

@@ -24,7 +24,7 @@ from arena.sandbox.containers import docker_client
 from arena.sandbox.images import ImageBuilder, ImageBuildError, dockerfile, parse_requirements
 from bigtwo.loader import split_spec
 
-from .conftest import REQUIRE_DOCKER, _docker_problem
+from testkit import need_docker
 
 EVIL = "arena-probe-evil"
 GOOD_BOT = (Path(__file__).parent / "bots" / "good.py").read_text()
@@ -34,11 +34,7 @@ PYTHON_ENTRY = ["/opt/bot/bin/python", "-m", "bigtwo.run"]
 @pytest.fixture
 def engine():
     """The real Docker engine with the base image: skip without, fail under CI."""
-    problem = _docker_problem()
-    if problem:
-        if REQUIRE_DOCKER:
-            pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but {problem}")
-        pytest.skip(problem)
+    need_docker()
     return docker_client(timeout=120)
 
 
@@ -141,6 +137,7 @@ def test_requirements_that_would_build_on_the_host_are_refused(case, evil, tmp_p
         assert evil["marker"].exists(), f"control for {case!r} did not run setup.py"
 
 
+@pytest.mark.docker
 def test_a_plain_name_takes_binary_wheels_only(engine, evil, tmp_path, monkeypatch):
     """A bare package name is allowed, but pip's own configuration (here PIP_FIND_LINKS)
     may offer only a source distribution of it: the builder must not build it."""
@@ -256,6 +253,7 @@ def _image_facts(engine, tag: str) -> tuple[dict, list[str]]:
     return config, listing.decode().split()
 
 
+@pytest.mark.docker
 def test_accepted_names_build_a_locked_image(engine, tmp_path):
     """Safe names pass, and the image runs as 65534 with exactly the intended entrypoint;
     a file bot is copied under the fixed name bot.py, dotfiles and caches stay out."""

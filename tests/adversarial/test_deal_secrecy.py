@@ -7,8 +7,6 @@ import glob
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,16 +22,11 @@ from arena.referee.session import TimeControl
 from bigtwo import RuleSet, deal
 
 from .bots import seed_searcher
+from testkit import arena
 
 BOTS = Path(__file__).parent / "bots"
 ROOT = Path(__file__).resolve().parents[2]
 HK = RuleSet.preset("hk")
-
-
-def arena(*args, timeout=300):
-    return subprocess.run(
-        [sys.executable, "-m", "arena", *args], capture_output=True, text=True, timeout=timeout
-    )
 
 
 def probe(seat: dict, word: str = "PROBE") -> list[str]:

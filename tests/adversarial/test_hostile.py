@@ -20,6 +20,7 @@ from arena.referee.session import TimeControl
 from bigtwo import RuleSet
 
 from .conftest import leftovers
+from testkit import arena
 
 BOTS = Path(__file__).parent / "bots"
 RULES = RuleSet.preset("hk").replace(match_end="hands", match_end_value=1)
@@ -192,8 +193,6 @@ def test_a_child_killed_by_the_memory_limit_is_seen(backend, tmp_path):
 def test_sandbox_gc_removes_leftovers_and_spares_running_matches(tmp_path):
     """What a SIGKILLed arena leaves: a labelled container and a match folder whose
     referee is gone.  gc removes them; a folder whose referee answers is kept."""
-    import subprocess
-    import sys
 
     from arena.sandbox.containers import docker_client
     from arena.sandbox.images import DEFAULT_BASE, LABEL
@@ -215,12 +214,7 @@ def test_sandbox_gc_removes_leftovers_and_spares_running_matches(tmp_path):
     listener.bind(str(alive / "sock0" / "referee.sock"))
     listener.listen()
     try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "arena", "sandbox", "gc"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        proc = arena("sandbox", "gc", timeout=120)
         assert proc.returncode == 0, proc.stderr
         assert not dead.exists() and alive.exists()
         if container is not None:

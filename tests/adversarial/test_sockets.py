@@ -48,6 +48,7 @@ from .bots.stream_opener import (
     frame,
 )
 from .conftest import leftovers
+from testkit import arena_command
 
 BOTS = Path(__file__).parent / "bots"
 GOOD = BOTS / "good.py"
@@ -678,7 +679,7 @@ def test_sandbox_gc_spares_a_running_match_without_touching_its_seats():
             seats = [server.listen_seat(folder / f"sock{i}") for i in range(2)]
             await server.start()
             gc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "arena", "sandbox", "gc", stderr=subprocess.PIPE
+                *arena_command("sandbox", "gc"), stderr=subprocess.PIPE
             )
             _, err = await asyncio.wait_for(gc.communicate(), 120)
             assert gc.returncode == 0, err

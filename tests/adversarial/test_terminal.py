@@ -12,8 +12,6 @@ import os
 import re
 import shutil
 import sqlite3
-import subprocess
-import sys
 import time
 import unicodedata
 from pathlib import Path
@@ -21,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from arena.text import ELLIPSIS, printable
+
+from testkit import arena as run_arena
 
 BOTS = Path(__file__).parent / "bots"
 ESCAPER = BOTS / "escaper.py"
@@ -105,12 +105,7 @@ def _env(colour: bool) -> dict[str, str]:
 
 
 def arena(*args: str, colour: bool = False, timeout: float = 300) -> tuple[int, str, str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "arena", *args],
-        capture_output=True,
-        env=_env(colour),
-        timeout=timeout,
-    )
+    proc = run_arena(*args, env=_env(colour), timeout=timeout, text=False)
     for stream in (proc.stdout, proc.stderr):
         assert_harmless(stream, colour)
     return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
@@ -288,9 +283,8 @@ def test_grpc_own_log_carries_no_bot_bytes_to_the_terminal(backend):
     )
     assert code == 3 and "PROBE: sent a GOAWAY" in err.replace("\n", ""), err
     env = {**_env(False), "GRPC_VERBOSITY": "DEBUG"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "arena", "match", "--sandbox", backend, "--hands", "1", bot,
-         "greedy", "random", "heuristic"],
-        capture_output=True, env=env, timeout=300,
+    proc = run_arena(
+        "match", "--sandbox", backend, "--hands", "1", bot, "greedy", "random", "heuristic",
+        env=env, text=False,
     )  # fmt: skip
     assert b"\x1b]0;PWNED-TITLE" in proc.stderr  # the control: gRPC's log is the channel

@@ -2,12 +2,12 @@
 standard library and the SDK and installs no requirements.txt, and docker installs only
 what requirements.txt lists — each found by the bot's author last, as an import error."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 from arena.bot_imports import process_sandbox_note, third_party_imports
 from arena.bots import resolve
+
+from testkit import arena
 
 BOT = """\
 import json
@@ -69,10 +69,9 @@ def test_a_missing_requirement_is_named_and_a_listed_one_needs_docker(tmp_path):
 def test_arena_match_warns_before_the_import_error_under_process(tmp_path):
     """This machine has sqlalchemy, the sandbox does not lend it: warned, then refused."""
     bot = write_bot(tmp_path / "sqlbot")
-    proc = subprocess.run(
-        [sys.executable, "-m", "arena", "match", "--sandbox", "process", "--hands", "1",
-         "--json", str(bot), "random", "greedy", "heuristic"],
-        capture_output=True, text=True, timeout=300,
+    proc = arena(
+        "match", "--sandbox", "process", "--hands", "1", "--json", str(bot),
+        "random", "greedy", "heuristic",
     )  # fmt: skip
     assert proc.returncode == 3, proc.stderr
     lines = proc.stderr.splitlines()

@@ -5,23 +5,23 @@ import json
 import subprocess
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from bigtwo import RuleSet
 
+from testkit import arena as run_arena
+from testkit import arena_command
 
-def arena(*args, check=False):
-    return subprocess.run(
-        [sys.executable, "-m", "arena", *args], capture_output=True, text=True, timeout=120
-    )
+arena = partial(run_arena, timeout=120)  # each command here ends in seconds
 
 
 def arena_popen(*args):
     """The arena command running in the background, its output piped."""
     return subprocess.Popen(
-        [sys.executable, "-m", "arena", *args],
+        arena_command(*args),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -347,12 +347,7 @@ def test_help_names_values_not_python_types_and_wraps_whole_sentences():
     assert ("ladder", "run") in commands and ("compare",) in commands
     for path in commands:
         for width in ("80", "160"):
-            out = subprocess.run(
-                [sys.executable, "-m", "arena", *path, "--help"],
-                capture_output=True,
-                text=True,
-                env={**os.environ, "COLUMNS": width},
-            ).stdout
+            out = arena(*path, "--help", env={**os.environ, "COLUMNS": width}).stdout
             assert out, path
             labels = re.findall(r"<(?:bool|str|int|float|list|path)[^>]*>", out)
             assert not labels, (path, labels)

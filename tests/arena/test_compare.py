@@ -7,7 +7,6 @@ import random
 import selectors
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,6 +19,8 @@ from arena.ladder.sprt import NELO_SCALE, SPRT
 from bigtwo import RuleSet
 from bigtwo.loader import load_bot_class
 
+from testkit import arena, arena_command
+
 ROOT = Path(__file__).resolve().parents[2]
 RAISER = str(ROOT / "tests" / "adversarial" / "bots" / "raiser.py")  # raises in every act()
 SLEEPER = str(ROOT / "tests" / "adversarial" / "bots" / "sleeper.py")  # 0.6 s every move
@@ -27,14 +28,8 @@ RandomBot = load_bot_class(str(ROOT / "sample_bots" / "random"))
 
 
 def compare(*args, as_json=True):
-    return subprocess.run(
-        [sys.executable, "-m", "arena", "compare", "--sandbox", "inproc"]
-        + (["--json"] if as_json else [])
-        + list(args),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    options = ["--sandbox", "inproc", *(["--json"] if as_json else [])]
+    return arena("compare", *options, *args, timeout=600)
 
 
 def strict_json(text):
@@ -164,7 +159,7 @@ def test_an_interrupted_test_still_prints_json(sig, code):
     "interrupted"), stopped mid-match."""
     proc = subprocess.Popen(
         [
-            *(sys.executable, "-m", "arena", "compare", "--sandbox", "inproc", "--json"),
+            *arena_command("compare", "--sandbox", "inproc", "--json"),
             *("--max-matches", "100000", "random", "random"),
         ],
         stdout=subprocess.PIPE,

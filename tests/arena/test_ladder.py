@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -16,18 +17,15 @@ from sqlalchemy import create_engine, text
 from arena.ladder.runner import BATCH, batches, groups_for
 from arena.ladder.store import database_url
 
+from testkit import arena as run_arena
+
+arena = partial(run_arena, timeout=600)  # whole ladders
 PG = os.environ.get("ARENA_TEST_POSTGRES_URL")  # e.g. postgresql://arena:arena@127.0.0.1/x
 REQUIRE_PG = os.environ.get("ARENA_REQUIRE_POSTGRES") == "1"
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = [str(ROOT / "sample_bots" / n) for n in ("random", "greedy", "heuristic")]
 RAISER = str(ROOT / "tests" / "adversarial" / "bots" / "raiser.py")  # raises in every act()
-
-
-def arena(*args, timeout=600):
-    return subprocess.run(
-        [sys.executable, "-m", "arena", *args], capture_output=True, text=True, timeout=timeout
-    )
 
 
 def ladder_run(db, *extra):

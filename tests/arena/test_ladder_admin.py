@@ -12,8 +12,7 @@ import json
 import os
 import re
 import secrets
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,9 @@ from sqlalchemy import create_engine, text
 from arena.ladder.ratings import SEPARATED_P, fit_plackett_luce
 from arena.ladder.store import database_url
 
+from testkit import arena as run_arena
+
+arena = partial(run_arena, timeout=600)  # whole ladders
 PG = os.environ.get("ARENA_TEST_POSTGRES_URL")
 REQUIRE_PG = os.environ.get("ARENA_REQUIRE_POSTGRES") == "1"
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,12 +51,6 @@ def slip_bot(folder: Path, name: str = "slip", message: str = "boom") -> str:
     path = folder / f"{name}.py"
     path.write_text(SLIP.replace("MESSAGE", repr(message)))
     return str(path)
-
-
-def arena(*args, timeout=600):
-    return subprocess.run(
-        [sys.executable, "-m", "arena", *args], capture_output=True, text=True, timeout=timeout
-    )
 
 
 def run(db, *extra):

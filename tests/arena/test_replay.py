@@ -9,14 +9,18 @@ import re
 import select
 import signal
 import subprocess
-import sys
 import time
 import unicodedata
+from functools import partial
 
 import pytest
 
 from bigtwo import parse_cards
 
+from testkit import arena as run_arena
+from testkit import arena_command
+
+arena = partial(run_arena, stdin="", timeout=120)  # `--step` reads stdin: empty, or typed
 PROMPT = "Enter next move · n next hand · c to the end · q quit · ? help ›"
 SGR = re.compile(r"\x1b\[[0-9;]*m")
 FLAKY = '''
@@ -34,17 +38,6 @@ class Flaky(Bot):
             raise RuntimeError("flaky on purpose")
         return observation.legal_moves[0]
 '''
-
-
-def arena(*args, stdin="", env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "arena", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
 
 
 def events(path):
@@ -183,7 +176,7 @@ def test_step_help_and_unknown_keys(record):
 
 def test_step_ctrl_c_is_exit_130_with_one_line(record):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arena", "replay", "--step", str(record)],
+        arena_command("replay", "--step", str(record)),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -4,9 +4,7 @@ and where in the author's own files — through the real `arena` command, real s
 processes (and containers, when an engine answers)."""
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,25 +12,13 @@ import pytest
 from arena.sandbox.output import LOG_CAP, TAIL_KEEP, CappedLog, last_words
 from arena.seatlogs import SeatLogs, log_name
 
+from testkit import arena, need_docker
+
 BOTS = Path(__file__).resolve().parent / "seat_log_bots"
 AUTHORS = Path(__file__).resolve().parent / "authors"
 
 
-def _docker_problem() -> str | None:
-    from arena.sandbox.containers import docker_client
-    from arena.sandbox.images import DEFAULT_BASE
-
-    client = docker_client(timeout=5)
-    if client is None:
-        return "no Docker engine answers"
-    try:
-        client.images.get(DEFAULT_BASE)
-    except Exception:
-        return f"base image {DEFAULT_BASE} missing (docker/make-base-image.sh builds it)"
-    return None
-
-
-@pytest.fixture(params=["process", "docker"])
+@pytest.fixture(params=["process", pytest.param("docker", marks=pytest.mark.docker)])
 def backend(request):
     if request.param == "process":
         from arena.sandbox.process import confinement_problem
@@ -41,18 +27,8 @@ def backend(request):
         if problem:
             pytest.skip(f"process sandbox: {problem}")
     else:
-        problem = _docker_problem()
-        if problem:
-            if os.environ.get("ARENA_REQUIRE_DOCKER") == "1":
-                pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but {problem}")
-            pytest.skip(problem)
+        need_docker()
     return request.param
-
-
-def arena(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "arena", *args], capture_output=True, text=True, timeout=300
-    )
 
 
 def match(backend: str, bot: Path, *extra: str) -> subprocess.CompletedProcess:

@@ -14,7 +14,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -22,9 +21,10 @@ from pathlib import Path
 import pytest
 
 from arena.sandbox.containers import SOCKET_IN_CONTAINER, docker_client
-from arena.sandbox.images import DEFAULT_BASE, LABEL
+from arena.sandbox.images import LABEL
 
 from .engine_proxy import StallingProxy
+from testkit import arena, arena_command, need_docker
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = [str(ROOT / "sample_bots" / n) for n in ("random", "greedy", "heuristic")]
@@ -38,20 +38,8 @@ pytestmark = pytest.mark.docker
 @pytest.fixture
 def engine():
     """The Docker client, or a skip (a failure under ARENA_REQUIRE_DOCKER=1)."""
-    client = docker_client(timeout=10)
-    problem = None
-    if client is None:
-        problem = "no Docker engine answers"
-    else:
-        try:
-            client.images.get(DEFAULT_BASE)
-        except Exception:
-            problem = f"base image {DEFAULT_BASE} missing (docker/make-base-image.sh)"
-    if problem:
-        if os.environ.get("ARENA_REQUIRE_DOCKER") == "1":
-            pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but {problem}")
-        pytest.skip(problem)
-    return client
+    need_docker()
+    return docker_client(timeout=10)
 
 
 def containers_of(client, tmp: Path) -> list[str]:
@@ -74,10 +62,6 @@ def gone_within(client, tmp: Path, seconds: float) -> tuple[list[str], float]:
     while (left := containers_of(client, tmp)) and time.monotonic() - t0 < seconds:
         time.sleep(0.2)
     return left, time.monotonic() - t0
-
-
-def arena_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "arena", *args]
 
 
 def env_for(tmp: Path, **extra: str) -> dict[str, str]:
@@ -103,10 +87,9 @@ def test_a_docker_ladder_of_six_with_jobs_3_finishes_and_leaves_nothing(engine, 
     db = tmp_path / "l.db"
     bots = [*SAMPLES, str(HOSTILE / "good.py"), str(MINE / "plays_last.py"), CRASHER]
     t0 = time.monotonic()
-    proc = subprocess.run(
-        arena_cmd("ladder", "run", "--db", str(db), "--sandbox", "docker", "--jobs", "3",
-                  "--deals", "1", "--json", "--bots", *bots),
-        capture_output=True, text=True, timeout=600, env=env_for(tmp_path),
+    proc = arena(
+        "ladder", "run", "--db", str(db), "--sandbox", "docker", "--jobs", "3", "--deals", "1",
+        "--json", "--bots", *bots, timeout=600, env=env_for(tmp_path),
     )  # fmt: skip
     took = time.monotonic() - t0
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -128,10 +111,9 @@ def test_a_docker_ladder_with_a_bot_that_cannot_start_ends_promptly(engine, tmp_
     container."""
     db = tmp_path / "l.db"
     t0 = time.monotonic()
-    proc = subprocess.run(
-        arena_cmd("ladder", "run", "--db", str(db), "--sandbox", "docker", "--jobs", "3",
-                  "--deals", "1", "--bots", *SAMPLES, str(HOSTILE / "crash_at_start.py")),
-        capture_output=True, text=True, timeout=300, env=env_for(tmp_path),
+    proc = arena(
+        "ladder", "run", "--db", str(db), "--sandbox", "docker", "--jobs", "3", "--deals", "1",
+        "--bots", *SAMPLES, str(HOSTILE / "crash_at_start.py"), env=env_for(tmp_path),
     )  # fmt: skip
     took = time.monotonic() - t0
     assert "broken on purpose" in proc.stderr, proc.stderr[-3000:]
@@ -151,8 +133,8 @@ def test_a_stalled_engine_is_cut_off_at_the_startup_allowance(engine, tmp_path, 
     try:
         t0 = time.monotonic()
         proc = subprocess.Popen(
-            arena_cmd("match", "--sandbox", "docker", "--startup-ms", "3000", "--hands", "1",
-                      *SAMPLES, SAMPLES[0]),
+            arena_command("match", "--sandbox", "docker", "--startup-ms", "3000", "--hands", "1",
+                          *SAMPLES, SAMPLES[0]),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env=env_for(tmp_path, DOCKER_HOST=proxy.url),
         )  # fmt: skip
@@ -202,7 +184,7 @@ def test_one_signal_stops_a_docker_ladder_and_leaves_no_container(engine, tmp_pa
     args = ("ladder", "run", "--db", str(db), "--sandbox", "docker", "--jobs", "2",
             "--deals", "2", "--rounds", "12", "--bots", *bots)  # fmt: skip
     proc = subprocess.Popen(
-        arena_cmd(*args),
+        arena_command(*args),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for(tmp_path),
     )  # fmt: skip
     try:
@@ -233,8 +215,6 @@ def test_one_signal_stops_a_docker_ladder_and_leaves_no_container(engine, tmp_pa
     assert after.get("done", 0) >= before.get("done", 0) >= 1, after
     print(f"{sig.name}: exit after {exited:.1f} s, containers gone {cleaned:.1f} s later")
     if sig == signal.SIGINT:  # resumes: only what was not finished is played
-        proc = subprocess.run(
-            arena_cmd(*args), capture_output=True, text=True, timeout=300, env=env_for(tmp_path)
-        )
+        proc = arena(*args, env=env_for(tmp_path))
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert statuses(db) == {"done": sum(after.values())}

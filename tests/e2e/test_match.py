@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from arena.record import RecordError, replay
+from arena.sandbox.containers import docker_client
 
 from .conftest import play
+from testkit import arena, need_docker
 
 
 @pytest.mark.parametrize("preset", ["hk", "family", "pusoy"])
@@ -65,28 +67,11 @@ def test_inproc_sandbox_still_speaks_grpc():
     assert result["sandbox"] == "inproc" and len(result["hands"]) == 2
 
 
+@pytest.mark.docker
 def test_docker_match_builds_every_bot_image_automatically(tmp_path):
     """The issue's command: sample bots and a bot file with a class name, in containers."""
-    import os
-    import subprocess
-    import sys
-
-    from arena.sandbox.containers import docker_client
-    from arena.sandbox.images import DEFAULT_BASE
-
+    need_docker()
     client = docker_client(timeout=5)
-    problem = None
-    if client is None:
-        problem = "no Docker engine answers"
-    else:
-        try:
-            client.images.get(DEFAULT_BASE)
-        except Exception:
-            problem = f"base image {DEFAULT_BASE} missing (docker/make-base-image.sh)"
-    if problem:
-        if os.environ.get("ARENA_REQUIRE_DOCKER") == "1":
-            pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but {problem}")
-        pytest.skip(problem)
     mine = tmp_path / "my_bot.py"
     mine.write_text(
         "from bigtwo import PASS, Bot\n\n\nclass Helper(Bot):\n    pass\n\n\n"
@@ -95,26 +80,11 @@ def test_docker_match_builds_every_bot_image_automatically(tmp_path):
         f"# {secrets.token_hex(8)}: new code, so its image is built in this test\n"
     )
     root = Path(__file__).resolve().parents[2]
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "arena",
-            "match",
-            "--sandbox",
-            "docker",
-            "--hands",
-            "2",
-            "--json",
-            str(root / "sample_bots" / "random"),
-            str(root / "sample_bots" / "greedy"),
-            str(root / "sample_bots" / "heuristic"),
-            f"{mine}:MyBot",
-        ],
-        capture_output=True,
-        text=True,
+    samples = [str(root / "sample_bots" / n) for n in ("random", "greedy", "heuristic")]
+    proc = arena(
+        "match", "--sandbox", "docker", "--hands", "2", "--json", *samples, f"{mine}:MyBot",
         timeout=900,
-    )
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["sandbox"] == "docker" and len(result["hands"]) == 2

@@ -1,0 +1,74 @@
+"""What test files share: the ``arena`` command run as its users run it, and whether a
+Docker engine can run the tests that need one.
+
+Importable from every test file as ``testkit`` (pytest puts ``tests/`` on ``sys.path``
+for tests/conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+
+import pytest
+
+REQUIRE_DOCKER = os.environ.get("ARENA_REQUIRE_DOCKER") == "1"
+"""CI sets ARENA_REQUIRE_DOCKER=1: a Docker test that cannot run fails instead of skipping."""
+
+
+def arena_command(*args: str) -> list[str]:
+    """The command line of ``arena ARGS`` with the interpreter running the tests
+    (``python -m arena``), for a test that starts the command itself (in the background,
+    under asyncio, to signal it)."""
+    return [sys.executable, "-m", "arena", *args]
+
+
+def arena(
+    *args: str,
+    timeout: float = 300,
+    stdin: str | None = None,
+    env: Mapping[str, str] | None = None,
+    text: bool = True,
+) -> subprocess.CompletedProcess:
+    """Run ``arena ARGS`` to its end: a real process, its stdout and stderr captured
+    (``str``, or ``bytes`` with ``text=False`` for a test that checks every byte).
+
+    ``stdin``: what the command reads (by default it inherits the test's, empty under
+    pytest); ``env``: its whole environment (by default the test's); ``timeout``: seconds
+    after which a hung command fails the test (``subprocess.TimeoutExpired``)."""
+    data: str | bytes | None = stdin if text or stdin is None else stdin.encode()
+    return subprocess.run(
+        arena_command(*args),
+        input=data,
+        capture_output=True,
+        text=text,
+        timeout=timeout,
+        env=env,
+    )
+
+
+def docker_problem() -> str | None:
+    """Why the Docker tests cannot run here (no engine answers, or the base image is
+    missing), or None when they can."""
+    from arena.sandbox.containers import docker_client
+    from arena.sandbox.images import DEFAULT_BASE
+
+    client = docker_client(timeout=5)
+    if client is None:
+        return "no Docker engine answers"
+    try:
+        client.images.get(DEFAULT_BASE)
+    except Exception:
+        return f"base image {DEFAULT_BASE} missing (docker/make-base-image.sh builds it)"
+    return None
+
+
+def need_docker() -> None:
+    """Skip the calling test with a one-line reason when Docker cannot run it, or fail it
+    under ARENA_REQUIRE_DOCKER=1 (CI)."""
+    problem = docker_problem()
+    if problem:
+        if REQUIRE_DOCKER:
+            pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but {problem}")
+        pytest.skip(problem)
