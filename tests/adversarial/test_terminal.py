@@ -195,7 +195,7 @@ def test_a_hostile_bot_that_fails_to_start_reaches_no_terminal(backend, colour):
     )  # fmt: skip
     assert code == 3, err
     flat = err.replace("\n", "")
-    assert "failed to start" in flat and "creating the bot failed: init" in flat, err
+    assert "failed to start" in flat and "creating the bot failed: RuntimeError: init" in flat, err
     _shown_literally(flat)
     # the match stopped before its first hand: no table, so nothing of the bot on stdout
     assert MARKER not in out and "final standings" not in out, out
