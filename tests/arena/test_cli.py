@@ -335,6 +335,7 @@ def _commands():
     return list(walk(typer.main.get_command(app), ()))
 
 
+@pytest.mark.slow
 def test_help_names_values_not_python_types_and_wraps_whole_sentences():
     """Typer labelled options with their annotations (<bool> after a switch, <list[str]>,
     <int range>) and kept the docstrings' line breaks, so at another width a sentence

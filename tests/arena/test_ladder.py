@@ -6,7 +6,6 @@ import os
 import secrets
 import signal
 import subprocess
-import sys
 import time
 from functools import partial
 from pathlib import Path
@@ -18,6 +17,7 @@ from arena.ladder.runner import BATCH, batches, groups_for
 from arena.ladder.store import database_url
 
 from testkit import arena as run_arena
+from testkit import arena_command
 
 arena = partial(run_arena, timeout=600)  # whole ladders
 PG = os.environ.get("ARENA_TEST_POSTGRES_URL")  # e.g. postgresql://arena:arena@127.0.0.1/x
@@ -125,23 +125,10 @@ def test_ladder_runs_ranks_and_shows_json(db):
 
 
 def test_a_killed_ladder_resumes_without_losing_or_doubling_a_match(db):
-    cmd = [
-        sys.executable,
-        "-m",
-        "arena",
-        "ladder",
-        "run",
-        "--db",
-        str(db),
-        "--sandbox",
-        "inproc",
-        "--rounds",
-        "6",
-        "--jobs",
-        "1",
-        "--bots",
-        *SAMPLES,
-    ]
+    cmd = arena_command(
+        "ladder", "run", "--db", str(db), "--sandbox", "inproc", "--rounds", "6", "--jobs", "1",
+        "--bots", *SAMPLES,
+    )  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -388,6 +375,7 @@ def test_a_ladder_with_12_or_24_rotations_plays_every_rotation(rotations, tmp_pa
         assert totals[str(vid)] == pytest.approx(points)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["hk", "family", "pusoy"])
 def test_sample_bots_come_out_in_their_true_order_with_separated_intervals(preset, tmp_path):
     proc = ladder_run(tmp_path / "l.db", "--rules", preset, "--rounds", "30", "--bots", *SAMPLES)
@@ -426,31 +414,10 @@ def test_ray_executor_on_a_local_ray_runtime(tmp_path):
     pytest.importorskip("ray", reason="Ray is not installed")
     db = str(tmp_path / "l.db")
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "arena",
-            "ladder",
-            "run",
-            "--db",
-            db,
-            "--sandbox",
-            "inproc",
-            "--executor",
-            "ray",
-            "--rounds",
-            "2",
-            "--json",
-            "--bots",
-            SAMPLES[0],
-            SAMPLES[2],
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
+    proc = arena(
+        "ladder", "run", "--db", db, "--sandbox", "inproc", "--executor", "ray", "--rounds", "2",
+        "--json", "--bots", SAMPLES[0], SAMPLES[2], env=env,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = json.loads(proc.stdout.strip().splitlines()[-1])
     assert {r["bot"] for r in rows} == {"random", "heuristic"}

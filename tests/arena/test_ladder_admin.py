@@ -229,6 +229,7 @@ def test_a_hostile_fault_text_is_escaped_and_capped(tmp_path):
     assert all(len(r["detail"]) <= 4000 for r in as_json)
 
 
+@pytest.mark.slow
 def test_retire_a_version_hides_it_plans_nothing_for_it_and_keeps_its_matches(db, slip):
     run(db, *SAMPLES)
     first = run(db, slip)  # two matches: the slip played one
