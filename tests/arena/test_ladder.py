@@ -3,7 +3,6 @@
 import itertools
 import json
 import os
-import secrets
 import signal
 import subprocess
 import time
@@ -20,8 +19,6 @@ from testkit import arena as run_arena
 from testkit import arena_command
 
 arena = partial(run_arena, timeout=600)  # whole ladders
-PG = os.environ.get("ARENA_TEST_POSTGRES_URL")  # e.g. postgresql://arena:arena@127.0.0.1/x
-REQUIRE_PG = os.environ.get("ARENA_REQUIRE_POSTGRES") == "1"
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = [str(ROOT / "sample_bots" / n) for n in ("random", "greedy", "heuristic")]
@@ -56,26 +53,6 @@ def test_batches_hold_one_table_and_share_the_work_among_jobs():
     many = {m: [1, 2, 3, 4] for m in range(10)}
     assert [len(b) for b in batches(list(many), many, jobs=1)] == [BATCH, BATCH, 10 - 2 * BATCH]
     assert sorted(m for b in batches(list(many), many, jobs=2) for m in b) == list(many)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request, tmp_path):
-    """A fresh database: a SQLite file, or a new database on the PostgreSQL server."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "l.db")
-        return
-    if not PG:
-        if REQUIRE_PG:
-            pytest.fail("ARENA_REQUIRE_POSTGRES=1 but ARENA_TEST_POSTGRES_URL is not set")
-        pytest.skip("no PostgreSQL server (set ARENA_TEST_POSTGRES_URL)")
-    name = f"arena_t_{secrets.token_hex(4)}"
-    admin = create_engine(database_url(PG), isolation_level="AUTOCOMMIT")
-    with admin.connect() as con:
-        con.execute(text(f"CREATE DATABASE {name}"))
-    yield PG.rsplit("/", 1)[0] + "/" + name
-    with admin.connect() as con:
-        con.execute(text(f"DROP DATABASE {name} WITH (FORCE)"))
-    admin.dispose()
 
 
 def query(db, sql):

@@ -9,9 +9,7 @@ gRPC (the inproc sandbox: trusted sample bots and test bots, quick)."""
 import gzip
 import itertools
 import json
-import os
 import re
-import secrets
 from functools import partial
 from pathlib import Path
 
@@ -24,8 +22,6 @@ from arena.ladder.store import database_url
 from testkit import arena as run_arena
 
 arena = partial(run_arena, timeout=600)  # whole ladders
-PG = os.environ.get("ARENA_TEST_POSTGRES_URL")
-REQUIRE_PG = os.environ.get("ARENA_REQUIRE_POSTGRES") == "1"
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = [str(ROOT / "sample_bots" / n) for n in ("random", "greedy", "heuristic")]
 SLIP = '''"""Raises once, in its second move of each instance, then plays legal moves:
@@ -70,26 +66,6 @@ def query(db, sql):
             return result.all() if result.returns_rows else []
     finally:
         engine.dispose()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request, tmp_path):
-    """A fresh database: a SQLite file, or a new database on the PostgreSQL server."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "l.db")
-        return
-    if not PG:
-        if REQUIRE_PG:
-            pytest.fail("ARENA_REQUIRE_POSTGRES=1 but ARENA_TEST_POSTGRES_URL is not set")
-        pytest.skip("no PostgreSQL server (set ARENA_TEST_POSTGRES_URL)")
-    name = f"arena_t_{secrets.token_hex(4)}"
-    admin = create_engine(database_url(PG), isolation_level="AUTOCOMMIT")
-    with admin.connect() as con:
-        con.execute(text(f"CREATE DATABASE {name}"))
-    yield PG.rsplit("/", 1)[0] + "/" + name
-    with admin.connect() as con:
-        con.execute(text(f"DROP DATABASE {name} WITH (FORCE)"))
-    admin.dispose()
 
 
 @pytest.fixture(scope="module")
