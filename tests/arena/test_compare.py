@@ -184,6 +184,7 @@ def test_an_interrupted_test_still_prints_json(sig, code):
     assert f"interrupted after {verdict['samples']} deals" in err
 
 
+@pytest.mark.slow
 def test_false_positive_rate_of_random_against_itself_stays_near_alpha():
     """The same bot twice, over a fixed set of seeds: "better" about alpha of the time."""
     rules = RuleSet.preset("hk")

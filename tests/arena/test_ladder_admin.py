@@ -382,6 +382,7 @@ def test_separated_is_probability_of_superiority_not_interval_overlap():
     assert close.superiority["a"]["b"] < SEPARATED_P and not close.separated("a", "b")
 
 
+@pytest.mark.slow
 def test_plot_in_the_terminal_and_as_images(db, tmp_path):
     for rounds in ("1", "2", "3"):  # three runs: three snapshots
         run(db, "--rounds", rounds, *SAMPLES)
