@@ -31,7 +31,7 @@ PRESET_TABLE = {
 }
 
 
-@pytest.mark.parametrize("column, name", enumerate(["hk", "family", "pusoy"]))
+@pytest.mark.parametrize("column, name", list(enumerate(["hk", "family", "pusoy"])))
 def test_presets_are_exactly_the_columns_of_the_table(column, name):
     rules = RuleSet.preset(name)
     assert set(PRESET_TABLE) == set(OPTION_NAMES)
