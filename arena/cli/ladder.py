@@ -267,11 +267,12 @@ def ladder_run(
                 rate=f"{rate:.1f}/min",
             )
             if not tty:
-                left = (total - done) / rate if rate > 0 else 0.0
+                left = (total - done) / rate if rate > 0 else 0.0  # minutes
+                eta = f"{left:.0f} min" if left >= 1 else f"{left * 60:.0f} s"
                 console.print(
                     _shown(
                         f"match {done}/{total} done, {rate:.1f} matches/min, about "
-                        f"{left:.0f} min left; top: {leaders}",
+                        f"{eta} left; top: {leaders}",
                         1000,
                     ),
                     soft_wrap=True,
