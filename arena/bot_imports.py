@@ -15,6 +15,7 @@ import ast
 import sys
 
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from .bots import BotSpec, BotSpecError, bot_files
 from .sandbox.images import ImageBuildError, parse_requirements
@@ -44,10 +45,6 @@ def third_party_imports(files: dict[str, bytes]) -> set[str]:
     return {m for m in found if m not in sys.stdlib_module_names} - PROVIDED - own
 
 
-def _normal(name: str) -> str:
-    return name.lower().replace("-", "_").replace(".", "_")
-
-
 def process_sandbox_note(spec: BotSpec) -> str | None:
     """A warning for a bot about to run in the process sandbox, or None: the packages it
     imports that the process sandbox lacks (it will fail to import there: use docker), and
@@ -64,8 +61,8 @@ def process_sandbox_note(spec: BotSpec) -> str | None:
     imports = third_party_imports(files)
     if not imports:
         return None
-    listed = {_normal(Requirement(r).name) for r in wanted}  # parsed and checked already
-    unlisted = sorted(m for m in imports if _normal(m) not in listed)
+    listed = {canonicalize_name(Requirement(r).name) for r in wanted}  # parsed and checked already
+    unlisted = sorted(m for m in imports if canonicalize_name(m) not in listed)
     note = (
         f"bot {spec.name} imports {', '.join(sorted(imports))}: the process sandbox offers "
         "only the standard library and the SDK and installs no requirements.txt, so it "

@@ -86,6 +86,12 @@ def check_spec(spec: BotSpec, text: str | None = None) -> None:
         _check_name(text, "class name", spec.cls, CLASS_NAME)
 
 
+def is_sample_bot(spec: BotSpec) -> bool:
+    """Whether ``spec`` is one of the sample bots shipped with the arena (its code is ours:
+    the entry check skips it, and the process sandbox runs it even unconfined)."""
+    return spec.path is not None and spec.path.resolve().is_relative_to(SAMPLE_BOTS)
+
+
 def sample_names() -> list[str]:
     if not SAMPLE_BOTS.is_dir():
         return []

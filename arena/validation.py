@@ -23,7 +23,7 @@ from typing import Any
 
 from bigtwo import RuleSet
 
-from .bots import SAMPLE_BOTS, BotSpec
+from .bots import BotSpec, is_sample_bot
 from .match import failed_to_start, run_match
 from .referee.session import TimeControl
 
@@ -54,13 +54,7 @@ class Validation:
 def needs_check(bot: BotSpec) -> bool:
     """Every bot but the sample bots shipped with the arena (and remote seats, which the
     arena does not start)."""
-    if bot.remote or bot.path is None:
-        return False
-    try:
-        bot.path.resolve().relative_to(SAMPLE_BOTS.resolve())
-    except ValueError:
-        return True
-    return False
+    return not bot.remote and bot.path is not None and not is_sample_bot(bot)
 
 
 def _fault_text(fault: dict[str, Any]) -> str:

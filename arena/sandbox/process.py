@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..bots import SAMPLE_BOTS, BotSpec, bot_files
+from ..bots import BotSpec, bot_files, is_sample_bot
 from ..text import printable
 from .base import BotHandle, Credentials, Sandbox, SandboxUnavailable
 from .launch import BOT_DIR, CGROUP_PREFIX, SOCKET_DIR, cgroup_dirs
@@ -642,7 +642,7 @@ class ProcessSandbox(Sandbox):
         read the machine's files, use the network and see every process."""
         if not self.problem or bot.path is None:
             return
-        if bot.path.resolve().is_relative_to(SAMPLE_BOTS):
+        if is_sample_bot(bot):
             return
         raise SandboxUnavailable(
             f"--sandbox process cannot confine bot '{printable(bot.name, 60)}': "
