@@ -26,7 +26,8 @@ PROVIDED = {"bigtwo", "google", "grpc", "__future__"}  # the SDK and what it bri
 def third_party_imports(files: dict[str, bytes]) -> set[str]:
     """Top-level names of modules the bot's Python files import (``import a.b`` and
     ``from a import b``; relative imports are its own), less the standard library, the
-    SDK and the bot's own modules.  A file that does not parse is skipped: loading it
+    SDK and the bot's own modules.  A file that does not parse (a syntax error, or
+    nesting too deep for the parser, as a hostile file may hold) is skipped: loading it
     gives the author the better error."""
     own = {path.split("/")[0].removesuffix(".py") for path in files}
     found: set[str] = set()
@@ -35,7 +36,7 @@ def third_party_imports(files: dict[str, bytes]) -> set[str]:
             continue
         try:
             tree = ast.parse(data, filename=path)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # too deep to parse
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):

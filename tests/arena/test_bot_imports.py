@@ -47,6 +47,8 @@ def test_third_party_imports_leave_out_stdlib_sdk_and_own_modules():
         "helper.py": b"import numpy.linalg as la\n",
         "helpers/deep.py": b"",
         "broken.py": b"def (:\n",  # skipped: loading it gives the better error
+        "deep.py": b"import pandas\nx = " + b"-" * 300_000 + b"1\n",  # too deep: skipped
+        "nested.py": b"x = " + b"(" * 200_000 + b")" * 200_000 + b"\n",
         "data.txt": b"import pandas",
     }
     assert third_party_imports(files) == {"sqlalchemy", "numpy"}
