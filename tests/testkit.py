@@ -54,7 +54,7 @@ def docker_problem() -> str | None:
     from arena.sandbox.containers import docker_client
     from arena.sandbox.images import DEFAULT_BASE
 
-    client = docker_client(timeout=5)
+    client = docker_client(timeout=60)
     if client is None:
         return "no Docker engine answers"
     try:

@@ -89,7 +89,7 @@ def choose_sandbox(name: str) -> str:
     from .containers import docker_client
     from .images import DEFAULT_BASE
 
-    client = docker_client(timeout=5)
+    client = docker_client(timeout=20)
     if client is not None:
         try:
             client.images.get(DEFAULT_BASE)

@@ -26,7 +26,7 @@ def collect() -> Collected:
     from .containers import docker_client, match_alive, remove_leftovers
     from .process import remove_leftover_cgroups
 
-    client = docker_client(timeout=5)
+    client = docker_client()
     containers = len(remove_leftovers(client)) if client is not None else None
     folders = [f for f in Path(tempfile.gettempdir()).glob("arena-*") if not match_alive(f)]
     for folder in folders:

@@ -380,7 +380,7 @@ class Game:
         self._sorted[s] = None
         self.history.append(Action(self.hand_no, s, combo, self.trick is None))
         self.must_include = None
-        if flips_order(self.rules, combo):
+        if self.rules.revolution and flips_order(self.rules, combo):
             self.reversed = not self.reversed
         self.trick = combo
         self.last_player = s

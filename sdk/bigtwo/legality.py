@@ -164,7 +164,7 @@ def alert_single(t: Turn) -> Combination | None:
     """``alert_rule`` (docs/rules.md §4.7): the one single the seat may play — its strongest
     card — when the next seat holds one card, or ``None`` when singles are not restricted.
     The opening lead (which must hold the lowest card) is never restricted (§11.7)."""
-    if t.rules.alert_rule and t.next_holds_one and t.must_include is None:
+    if t.rules.alert_rule and t.must_include is None and t.next_holds_one:
         return t.mover_combos.strongest(t.mover_mask, t.reversed)
     return None
 
@@ -206,31 +206,36 @@ def flips_order(rules: RuleSet, combo: Combination) -> bool:
 def select_moves(t: Turn) -> list[Move]:
     """Every legal move of the seat to move, PASS included when legal.  Leading: singles,
     pairs, triples, five-card hands, each weakest first; following: the plays that beat the
-    trick weakest first, then any bombs, then PASS."""
-    combos = t.mover_combos
+    trick weakest first, then any bombs, then PASS.
+
+    This runs at every turn of every simulated hand, so a rule's home is called only when
+    its option is on (the option's flag is read first): a rule that is off costs nothing."""
+    rules = t.rules
+    group = t.mover_combos.group
     hand = t.mover_mask
     to_beat = t.trick
     if to_beat is None:
-        if lone_two_blocks(t):
+        if rules.no_lone_two_finish and lone_two_blocks(t):
             return [PASS]  # must hand the lead on
-        top = alert_single(t)
-        singles = combos.group(0, hand) if top is None else [top]
-        moves = singles + combos.group(1, hand) + combos.group(2, hand) + combos.group(3, hand)
-        if t.must_include is not None:
-            moves = [c for c in moves if includes_opening_card(c, t.must_include)]
+        top = alert_single(t) if rules.alert_rule else None
+        moves = group(0, hand) if top is None else [top]
+        moves = moves + group(1, hand) + group(2, hand) + group(3, hand)
+        must_include = t.must_include
+        if must_include is not None:
+            moves = [c for c in moves if includes_opening_card(c, must_include)]
         return moves  # type: ignore[return-value]
     size = len(to_beat.cards)
-    rules = t.rules
-    top = alert_single(t) if size == 1 else None
+    reversed = t.reversed
+    top = alert_single(t) if size == 1 and rules.alert_rule else None
     if top is None:
-        moves = stronger(combos.group(GROUP_OF_SIZE[size], hand), to_beat, t.reversed)
+        moves = stronger(group(GROUP_OF_SIZE[size], hand), to_beat, reversed)
         may_pass = True
     else:  # the strongest card, and no pass, when it beats the trick
-        moves = [top] if beats(rules, top, to_beat, t.reversed) else []
+        moves = [top] if beats(rules, top, to_beat, reversed) else []
         may_pass = not moves
-    if bombs_interrupt(rules, size):
-        moves += [c for c in combos.group(3, hand) if c.category in BOMBS]
-    if may_pass and not first_trick_forbids_pass(t, moves):  # type: ignore[arg-type]
+    if size < 5 and bombs_interrupt(rules, size):
+        moves += [c for c in group(3, hand) if c.category in BOMBS]
+    if may_pass and not (rules.no_pass_first_trick and first_trick_forbids_pass(t, moves)):  # type: ignore[arg-type]
         moves.append(PASS)  # type: ignore[arg-type]
     return moves  # type: ignore[return-value]
 
@@ -244,7 +249,7 @@ def play_refusal(t: Turn, combo: Combination) -> str | None:
     if cur is None:
         if not includes_opening_card(combo, t.must_include):
             return f"the opening lead must include {t.must_include}"
-        if lone_two_blocks(t):
+        if t.rules.no_lone_two_finish and lone_two_blocks(t):
             return (
                 "no_lone_two_finish: you may not win by leading a single 2 as your last "
                 "card; pass the lead"
@@ -253,7 +258,7 @@ def play_refusal(t: Turn, combo: Combination) -> str | None:
         if len(combo.cards) != len(cur.cards):
             return f"the trick is {_SIZE_NAMES[len(cur.cards)]}: play {len(cur.cards)} cards"
         return f"{combo} does not beat {cur}"
-    if len(combo.cards) == 1:
+    if t.rules.alert_rule and len(combo.cards) == 1:
         top = alert_single(t)
         if top is not None and combo.mask != top.mask:
             return (
@@ -266,17 +271,18 @@ def play_refusal(t: Turn, combo: Combination) -> str | None:
 def pass_refusal(t: Turn) -> str | None:
     """Why the seat may not pass now (docs/rules.md §8), or ``None`` when it may."""
     cur = t.trick
+    rules = t.rules
     if cur is None:
-        if lone_two_blocks(t):
+        if rules.no_lone_two_finish and lone_two_blocks(t):
             return None
         return "you lead this trick: passing is not allowed"
-    top = alert_single(t) if len(cur.cards) == 1 else None
-    if top is not None and beats(t.rules, top, cur, t.reversed):
+    top = alert_single(t) if rules.alert_rule and len(cur.cards) == 1 else None
+    if top is not None and beats(rules, top, cur, t.reversed):
         return (
             f"alert rule: seat {t.next_seat} has one card left and your "
             f"strongest card beats {cur}: you must play it"
         )
-    if first_trick_forbids_pass(t):
+    if rules.no_pass_first_trick and first_trick_forbids_pass(t):
         return "no_pass_first_trick: you hold a play that beats the trick"
     return None
 

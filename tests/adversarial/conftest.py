@@ -34,7 +34,7 @@ def backend(request):
 def leftovers(match_id: str, bot_file: str) -> list[str]:
     """What a match left behind: containers, processes, control groups."""
     found = []
-    client = docker_client(timeout=5)
+    client = docker_client(timeout=60)
     if client is not None:
         label = f"org.bigtwo-arena.match={match_id}"
         # the engine's one listing call: the SDK's list() inspects each container after it,

@@ -129,7 +129,7 @@ def test_requirements_that_would_build_on_the_host_are_refused(case, evil, tmp_p
     requirements = folder / "requirements.txt"
     requirements.write_text(text.format(nested=nested, **evil))
     # no engine needed: the file is refused before anything runs or is asked
-    builder = ImageBuilder(docker_client(timeout=5), cache=tmp_path / "cache")
+    builder = ImageBuilder(docker_client(timeout=60), cache=tmp_path / "cache")
     refused(builder, str(folder), "'evilbot'", f"requirements.txt line {line}:")
     assert not evil["marker"].exists(), "a build backend ran on the host"
     if live:  # the control: the door was open
@@ -182,7 +182,7 @@ def test_hostile_file_names_in_a_bot_folder_are_refused(name, tmp_path):
     with pytest.raises(BotSpecError) as info:
         bot_files(resolve(str(folder)))  # what the ladder hashes
     assert "\n" not in str(info.value) and repr(name.split("/")[0]) in str(info.value)
-    builder = ImageBuilder(docker_client(timeout=5), cache=tmp_path / "cache")
+    builder = ImageBuilder(docker_client(timeout=60), cache=tmp_path / "cache")
     refused(builder, str(folder), "'namebot'", "is not allowed")
 
 
@@ -221,7 +221,7 @@ def test_a_class_name_with_odd_characters_never_reaches_the_dockerfile(cls, tmp_
     with pytest.raises(BotSpecError):  # from the command line: never a class
         resolve(f"{bot}:{cls}")
     spec = BotSpec("odd", bot.resolve(), cls)  # made by hand, past resolve
-    builder = ImageBuilder(docker_client(timeout=5), cache=tmp_path / "cache")
+    builder = ImageBuilder(docker_client(timeout=60), cache=tmp_path / "cache")
     with pytest.raises(ImageBuildError, match="not an ASCII Python identifier"):
         builder.ensure(spec)
     with pytest.raises(ImageBuildError, match="not an ASCII Python identifier"):

@@ -197,7 +197,7 @@ def test_sandbox_gc_removes_leftovers_and_spares_running_matches(tmp_path):
     from arena.sandbox.containers import docker_client
     from arena.sandbox.images import DEFAULT_BASE, LABEL
 
-    client = docker_client(timeout=5)
+    client = docker_client(timeout=60)
     container = None
     if client is not None:
         try:

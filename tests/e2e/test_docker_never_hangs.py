@@ -39,7 +39,7 @@ pytestmark = pytest.mark.docker
 def engine():
     """The Docker client, or a skip (a failure under ARENA_REQUIRE_DOCKER=1)."""
     need_docker()
-    return docker_client(timeout=10)
+    return docker_client(timeout=60)
 
 
 def containers_of(client, tmp: Path) -> list[str]:

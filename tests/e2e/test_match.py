@@ -71,7 +71,7 @@ def test_inproc_sandbox_still_speaks_grpc():
 def test_docker_match_builds_every_bot_image_automatically(tmp_path):
     """The issue's command: sample bots and a bot file with a class name, in containers."""
     need_docker()
-    client = docker_client(timeout=5)
+    client = docker_client(timeout=60)
     mine = tmp_path / "my_bot.py"
     mine.write_text(
         "from bigtwo import PASS, Bot\n\n\nclass Helper(Bot):\n    pass\n\n\n"
