@@ -8,7 +8,7 @@ too and the SDK cannot import the arena; ``RecordWriter``, ``RecordError`` and
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from typing import Any
 from bigtwo import Game, RulesError, RuleSet
 from bigtwo.record import RecordError, RecordWriter, read_events
 
-__all__ = ["RecordError", "RecordWriter", "Replay", "read_events", "replay"]
+__all__ = ["RecordError", "RecordWriter", "Replay", "read_events", "replay", "replay_events"]
 
 
 @dataclass
@@ -43,7 +43,19 @@ def replay(
     with the engine.  An exception either raises ends the replay and is passed on.
 
     Raises RecordError at the first disagreement (naming the line)."""
-    events = read_events(path)
+    return replay_events(read_events(path), path, on_turn, on_event)
+
+
+def replay_events(
+    numbered: Iterable[tuple[int, dict[str, Any]]],
+    path: Path | str,
+    on_turn: Callable[[Game, dict[str, Any]], None] | None = None,
+    on_event: Callable[[str, Game | None, dict[str, Any]], None] | None = None,
+) -> Replay:
+    """:func:`replay` of events already read (each with its line number, every one a dict
+    with a ``type``), e.g. a stored record the web viewer shows; ``path`` names the record
+    in errors.  The same check, so the viewer and ``arena replay`` never disagree."""
+    events = iter(numbered)
     try:
         n, header = next(events)
     except StopIteration:
