@@ -154,8 +154,9 @@ def unique_names(specs: list[BotSpec]) -> list[str]:
     return out
 
 
-MAX_BOT_BYTES = 20 << 20
-"""A folder bot may hold at most this much (its image and its identity are made of it)."""
+MAX_BOT_BYTES = 50 << 20
+"""A folder bot may hold at most this much (its image and its identity are made of it; the
+web arena's default unpacked cap for uploads, 50 MiB, is this)."""
 
 
 def bot_files(spec: BotSpec) -> dict[str, bytes]:

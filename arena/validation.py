@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bigtwo import RuleSet
@@ -68,10 +69,12 @@ async def validate(
     sandbox: str = "process",
     time_control: TimeControl | None = None,
     hands: int = VALIDATION_HANDS,
+    log_dir: Path | None = None,
 ) -> Validation:
     """Play ``hands`` hand(s) of ``rules`` with ``bot`` in every seat; see the module's
     docstring for what refuses a bot.  Sandbox errors (no engine, an image that does not
-    build) are raised, not blamed on the bot."""
+    build) are raised, not blamed on the bot.  ``log_dir``: keep each seat's output there
+    (the web arena shows its end to the bot's author)."""
     one = rules.replace(match_end="hands", match_end_value=hands)
     summary = await run_match(
         [bot] * rules.players,
@@ -80,6 +83,7 @@ async def validate(
         time_control,
         sandbox,
         all_must_start=True,
+        log_dir=log_dir,
     )
     chosen = summary.get("sandbox", sandbox)
     failed = failed_to_start(summary)

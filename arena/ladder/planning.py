@@ -14,13 +14,14 @@ import hashlib
 import hmac
 import itertools
 import json
+import math
 import random
 import secrets
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from .store import Entry, Ladder, Match
+from .store import Entry, Ladder, Match, MatchSeat
 
 MAX_ALL_GROUPS = 70  # C(8, 4): beyond, a balanced sample
 
@@ -34,15 +35,16 @@ def groups_for(ids: list[int], seats: int = 4, rng: random.Random | None = None)
         raise ValueError("a ladder needs at least two distinct bots")
     if len(ids) <= seats:
         return [[ids[i % len(ids)] for i in range(seats)]]
-    combos = [list(c) for c in itertools.combinations(ids, seats)]
-    if len(combos) <= MAX_ALL_GROUPS:
-        return combos
+    if math.comb(len(ids), seats) <= MAX_ALL_GROUPS:
+        return [list(c) for c in itertools.combinations(ids, seats)]
     rng = rng or random.Random(0)
     meets = {p: 0 for p in itertools.combinations(ids, 2)}
     target = MAX_ALL_GROUPS
     chosen: list[list[int]] = []
     for _ in range(target):  # greedy: the group whose pairs have met least
-        sample = rng.sample(combos, min(200, len(combos)))
+        # candidates drawn at random, never the list of every group (200 bots have 64
+        # million groups of four)
+        sample = [sorted(rng.sample(ids, seats)) for _ in range(200)]
         best = min(sample, key=lambda g: sum(meets[p] for p in itertools.combinations(g, 2)))
         chosen.append(best)
         for p in itertools.combinations(best, 2):
@@ -76,7 +78,7 @@ def plan(session: Session, ladder: Ladder, rounds: int) -> int:
     ids = [
         e.version_id
         for e in session.scalars(select(Entry).where(Entry.ladder_id == ladder.id))
-        if not e.retired  # retired: no new matches (its finished ones keep counting)
+        if not (e.retired or e.paused)  # no new matches (its finished ones keep counting)
     ]
     added = 0
     for group in groups_for(ids):
@@ -88,6 +90,11 @@ def plan(session: Session, ladder: Ladder, rounds: int) -> int:
             if exists:
                 continue
             seeds = [f"{key}/{i}" for i in range(s["deals"])]
-            session.add(Match(ladder_id=ladder.id, key=key, seats=group, deal_seeds=seeds))
+            match = Match(ladder_id=ladder.id, key=key, seats=group, deal_seeds=seeds)
+            session.add(match)
+            session.flush()
+            session.add_all(
+                MatchSeat(match_id=match.id, seat=i, version_id=v) for i, v in enumerate(group)
+            )
             added += 1
     return added

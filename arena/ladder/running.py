@@ -177,7 +177,12 @@ def _save(
 
 class BotCannotStart(RuntimeError):
     """A bot of the ladder never played (it crashed before connecting, or never connected):
-    the ladder stops with its reason instead of rating the fallback's play."""
+    the ladder stops with its reason instead of rating the fallback's play.  ``bot``: its
+    label (the web arena's player pauses that bot and goes on)."""
+
+    def __init__(self, message: str, bot: str = "") -> None:
+        super().__init__(message)
+        self.bot = bot
 
 
 def _unplay(engine: Engine, match_id: int) -> None:
@@ -270,7 +275,8 @@ async def run_pending(
             seat, detail = failed[0]
             raise BotCannotStart(
                 f"bot '{seat['bot']}' cannot start, so the ladder stopped and rated nothing "
-                f"of its match: {detail}"
+                f"of its match: {detail}",
+                bot=str(seat["bot"]),
             )
         for mid, (summary, moves, record) in zip(batch, results, strict=True):
             _save(engine, mid, rotations, summary, moves, record)

@@ -83,8 +83,9 @@ class Ladder(Base):
 
 class Entry(Base):
     """A bot version taking part in a ladder.  A retired entry is planned into no new match
-    and hidden from the leaderboard by default; its finished matches keep counting for
-    everyone's ratings (they were played, and the others' results in them stand)."""
+    and hidden from the leaderboard by default (a paused one only planned into none); its
+    finished matches keep counting for everyone's ratings (they were played, and the others'
+    results in them stand)."""
 
     __tablename__ = "entries"
     __table_args__ = (UniqueConstraint("ladder_id", "version_id"),)
@@ -92,6 +93,9 @@ class Entry(Base):
     ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id"))
     version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"))
     retired: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    paused: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """Planned into no new match for now, still on the leaderboard (the web arena's
+    organizer pauses a bot that misbehaves; a player that cannot start is paused too)."""
     version: Mapped[BotVersion] = relationship()
 
 
@@ -110,6 +114,16 @@ class Match(Base):
     started: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     deals: Mapped[list[DealResult]] = relationship(back_populates="match")
+
+
+class MatchSeat(Base):
+    """Which version sits in which seat of a match (``Match.seats`` as rows): indexed, so
+    listing a bot's matches is a lookup, not a scan of every match's JSON."""
+
+    __tablename__ = "match_seats"
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), primary_key=True)
+    seat: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"), index=True)
 
 
 class DealResult(Base):

@@ -2,6 +2,7 @@
 
 from alembic import context
 
+import arena.web.models  # noqa: F401  (the web arena's tables share the metadata)
 from arena.ladder.store import Base
 
 connection = context.config.attributes.get("connection")

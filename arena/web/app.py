@@ -1,0 +1,145 @@
+"""The web arena's application: ``create_app(config)`` builds the FastAPI app that
+``arena serve`` runs under uvicorn (and the tests run on a real socket).
+
+Pages are rendered on the server with Jinja2 (autoescaped: everything a participant or a bot
+wrote is shown as text); each page has a JSON twin under ``/api``, described by the
+framework's OpenAPI document (``/openapi.json``, read as a page at ``/api``).  Every asset is
+served from ``arena/web/static``: no CDN, so an offline contest server works.  The
+framework's own documentation pages load their scripts from a CDN, so they are off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ..ladder.store import open_engine
+from .accounts import RateLimiter
+from .contest import StandingsCache, WebConfig, contest_settings, ensure_contest
+from .security import Guard, Visitor
+from .uploads import UploadLimits
+
+HERE = Path(__file__).parent
+templates = Jinja2Templates(directory=str(HERE / "templates"))
+UPLOAD_PATHS = ("/upload", "/api/bots")
+
+
+def render(
+    request: Request, who: Visitor, name: str, context: dict[str, Any], status: int = 200
+) -> HTMLResponse:
+    """A page: the template with the visitor and its form token."""
+    return templates.TemplateResponse(
+        request,
+        name,
+        {"user": who.account, "csrf": who.csrf, "title": "", **context},
+        status_code=status,
+    )
+
+
+def wants_json(request: Request) -> bool:
+    return request.url.path.startswith("/api")
+
+
+def one_line(text: Any, cap: int = 300) -> str:
+    """A reason as one printable line (it may quote what a visitor sent)."""
+    flat = " ".join(str(text).split())
+    flat = "".join(c if c.isprintable() else "?" for c in flat)
+    return flat if len(flat) <= cap else flat[: cap - 1] + "…"
+
+
+def create_app(config: WebConfig) -> FastAPI:
+    engine = open_engine(config.db)
+    ensure_contest(engine, config)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        player = None
+        if config.play:
+            from .player import Player
+
+            player = app.state.player = Player(app.state)
+            player.start()
+        try:
+            yield
+        finally:
+            if player is not None:
+                player.stop()
+            engine.dispose()
+
+    app = FastAPI(
+        title="Big Two Arena",
+        summary="The web arena's JSON API: each page's data, bot uploads for scripts.",
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    state = app.state
+    state.config = config
+    state.engine = engine
+    state.standings = StandingsCache()
+    state.login_limiter = RateLimiter(*config.login_limit)
+    state.upload_limiter = RateLimiter(*config.upload_limit)
+    state.wake = None  # the player's: set when there is new work
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+
+    from . import views_account, views_admin, views_ladder, views_upload
+
+    for module in (views_ladder, views_account, views_upload, views_admin):
+        app.include_router(module.router)
+
+    guard_holder: dict[str, Guard] = {}
+
+    def guard_factory(inner: Any) -> Guard:
+        guard = Guard(inner, UPLOAD_PATHS, config.secure_cookies)
+        limits = UploadLimits.from_dict(contest_settings(engine, config.ladder)["upload_limits"])
+        guard.upload_cap = limits.max_packed
+        guard_holder["guard"] = guard
+        return guard
+
+    app.add_middleware(_Factory, factory=guard_factory)
+    state.guard = guard_holder
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        reason = one_line(exc.detail)
+        if wants_json(request):
+            return JSONResponse({"error": reason}, status_code=exc.status_code)
+        from .security import visitor
+
+        try:
+            who = visitor(request)
+        except HTTPException:
+            who = Visitor(None, "")
+        return render(
+            request, who, "error.html", {"status": exc.status_code, "reason": reason},
+            exc.status_code,
+        )  # fmt: skip
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_input(request: Request, exc: RequestValidationError) -> Response:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body", "query"))
+        reason = one_line(f"{where}: {first.get('msg', 'invalid input')}".strip(": "))
+        return await http_error(request, HTTPException(422, reason))
+
+    return app
+
+
+class _Factory:
+    """Starlette builds middleware lazily; this hands the built Guard back to the app so
+    the organizer's new upload limit reaches it."""
+
+    def __init__(self, app: Any, factory: Any) -> None:
+        self.inner = factory(app)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.inner(scope, receive, send)

@@ -1,0 +1,199 @@
+"""Signing up (with the contest's join code), in and out, and the account page: a new
+password, API tokens for scripts, one's own bots and uploads."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .accounts import (
+    AccountError,
+    authenticate,
+    create_token,
+    create_user,
+    end_other_sessions,
+    end_session,
+    list_tokens,
+    revoke_token,
+    set_password,
+    start_session,
+)
+from .contest import contest_settings
+from .models import Upload
+from .security import SESSION_COOKIE, Visitor, check_csrf, cookie_options, require_account, visitor
+
+router = APIRouter()
+Who = Annotated[Visitor, Depends(visitor)]
+Field = Annotated[str, Form(max_length=300)]
+Csrf = Annotated[str, Form(max_length=200)]
+
+
+def _render(
+    request: Request, who: Visitor, name: str, ctx: dict[str, Any], status: int = 200
+) -> Response:
+    from .app import render
+
+    return render(request, who, name, ctx, status)
+
+
+def _address(request: Request) -> str:
+    return request.client.host if request.client else "?"
+
+
+def _signed_in(request: Request, account_id: int, to: str) -> Response:
+    token, _ = start_session(request.app.state.engine, account_id)
+    response = RedirectResponse(to, status_code=303)
+    response.set_cookie(
+        SESSION_COOKIE,
+        token,
+        max_age=14 * 86400,
+        **cookie_options(request.app.state.config.secure_cookies),
+    )
+    return response
+
+
+@router.get("/login", response_class=HTMLResponse, include_in_schema=False)
+def login_page(request: Request, who: Who) -> Response:
+    return _render(request, who, "login.html", {"title": "Sign in", "name": ""})
+
+
+@router.post("/login", include_in_schema=False)
+def login(request: Request, who: Who, name: Field, password: Field, csrf: Csrf = "") -> Response:
+    check_csrf(who, csrf)
+    wait = request.app.state.login_limiter.hit(f"name:{name.lower()}", f"addr:{_address(request)}")
+    if wait:
+        raise HTTPException(429, f"too many sign-in attempts: wait {int(wait) + 1} s")
+    account = authenticate(request.app.state.engine, name, password)
+    if account is None:
+        return _render(
+            request, who, "login.html",
+            {"title": "Sign in", "name": name, "error": "wrong name or password"}, 401,
+        )  # fmt: skip
+    return _signed_in(request, account.id, "/account" if account.must_change_password else "/")
+
+
+@router.get("/signup", response_class=HTMLResponse, include_in_schema=False)
+def signup_page(request: Request, who: Who) -> Response:
+    return _render(request, who, "signup.html", {"title": "Sign up", "name": ""})
+
+
+@router.post("/signup", include_in_schema=False)
+def signup(
+    request: Request, who: Who, name: Field, password: Field, join_code: Field, csrf: Csrf = ""
+) -> Response:
+    """A participant's account, for whoever holds the contest's join code."""
+    check_csrf(who, csrf)
+    state = request.app.state
+    wait = state.login_limiter.hit(f"addr:{_address(request)}")
+    if wait:
+        raise HTTPException(429, f"too many attempts: wait {int(wait) + 1} s")
+    code = contest_settings(state.engine, state.config.ladder).get("join_code") or ""
+    if not code or not hmac.compare_digest(join_code.strip().encode(), code.encode()):
+        ctx = {"title": "Sign up", "name": name, "error": "that join code is not this contest's"}
+        return _render(request, who, "signup.html", ctx, 403)
+    try:
+        account, _ = create_user(state.engine, name, "participant", password)
+    except AccountError as exc:
+        return _render(
+            request, who, "signup.html", {"title": "Sign up", "name": name, "error": str(exc)}, 400
+        )
+    return _signed_in(request, account.id, "/upload")
+
+
+@router.post("/logout", include_in_schema=False)
+def logout(request: Request, who: Who, csrf: Csrf = "") -> Response:
+    check_csrf(who, csrf)
+    if who.session_token:
+        end_session(request.app.state.engine, who.session_token)
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+# ----- the account page ---------------------------------------------------------------------
+def account_context(request: Request, who: Visitor, **extra: Any) -> dict[str, Any]:
+    account = require_account(who)
+    engine = request.app.state.engine
+    with Session(engine) as session:
+        mine = session.scalars(
+            select(Upload).where(Upload.user_id == account.id).order_by(Upload.id.desc()).limit(30)
+        )
+        uploads = [
+            {
+                "id": u.id,
+                "bot": u.bot_name,
+                "status": u.status,
+                "filename": u.filename,
+                "created": u.created.isoformat() if u.created else "",
+            }
+            for u in mine
+        ]
+    return {
+        "title": "Your account",
+        "tokens": list_tokens(engine, account.id),
+        "uploads": uploads,
+        **extra,
+    }
+
+
+@router.get("/account", response_class=HTMLResponse, include_in_schema=False)
+def account_page(request: Request, who: Who) -> Response:
+    return _render(request, who, "account.html", account_context(request, who))
+
+
+@router.post("/account/password", include_in_schema=False)
+def change_password(
+    request: Request, who: Who, current: Field, new: Field, csrf: Csrf = ""
+) -> Response:
+    check_csrf(who, csrf)
+    account = require_account(who)
+    engine = request.app.state.engine
+    if authenticate(engine, account.name, current) is None:
+        ctx = account_context(request, who, error="the current password is wrong")
+        return _render(request, who, "account.html", ctx, 403)
+    try:
+        set_password(engine, account.id, new)
+    except AccountError as exc:
+        return _render(
+            request, who, "account.html", account_context(request, who, error=str(exc)), 400
+        )
+    end_other_sessions(engine, account.id, keep=who.session_token)
+    return RedirectResponse("/account?changed=1", status_code=303)
+
+
+@router.post("/account/tokens", include_in_schema=False)
+def new_token(
+    request: Request, who: Who, label: Annotated[str, Form(max_length=60)] = "", csrf: Csrf = ""
+) -> Response:
+    check_csrf(who, csrf)
+    account = require_account(who)
+    try:
+        token = create_token(request.app.state.engine, account.id, label)
+    except AccountError as exc:
+        return _render(
+            request, who, "account.html", account_context(request, who, error=str(exc)), 400
+        )
+    return _render(request, who, "account.html", account_context(request, who, new_token=token))
+
+
+@router.post("/account/tokens/{token_id}/revoke", include_in_schema=False)
+def drop_token(request: Request, who: Who, token_id: int, csrf: Csrf = "") -> Response:
+    check_csrf(who, csrf)
+    account = require_account(who)
+    try:
+        revoke_token(request.app.state.engine, account.id, token_id)
+    except AccountError as exc:
+        raise HTTPException(404, str(exc)) from None
+    return RedirectResponse("/account", status_code=303)
+
+
+@router.get("/api/me", tags=["account"])
+def me(who: Who) -> dict[str, Any]:
+    """Who the API token (or session) belongs to."""
+    account = require_account(who)
+    return {"name": account.name, "role": account.role}

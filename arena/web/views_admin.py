@@ -1,0 +1,201 @@
+"""The organizer's page: the contest's rules (until the first match), the join code, upload
+limits, participants' accounts, and pausing, resuming or retiring any bot."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from bigtwo import PRESETS, RulesError, RuleSet
+
+from ..ladder.store import Bot, BotVersion, Entry
+from .accounts import AccountError, create_user
+from .contest import contest_settings, ladder_row, played_any, set_rules, update_settings
+from .security import Visitor, check_csrf, require_organizer, visitor
+from .uploads import UploadLimits
+
+router = APIRouter()
+Who = Annotated[Visitor, Depends(visitor)]
+Csrf = Annotated[str, Form(max_length=200)]
+
+
+def _render(request: Request, who: Visitor, ctx: dict[str, Any], status: int = 200) -> Response:
+    from .app import render
+
+    return render(request, who, "admin.html", ctx, status)
+
+
+def admin_context(request: Request, **extra: Any) -> dict[str, Any]:
+    state = request.app.state
+    engine, name = state.engine, state.config.ladder
+    settings = contest_settings(engine, name)
+    with Session(engine) as session:
+        ladder = ladder_row(session, name)
+        rules = ladder.rules
+        bots = [
+            {"label": v.label, "bot": b.name, "retired": e.retired, "paused": e.paused}
+            for e, v, b in session.execute(
+                select(Entry, BotVersion, Bot)
+                .join(BotVersion, Entry.version_id == BotVersion.id)
+                .join(Bot, BotVersion.bot_id == Bot.id)
+                .where(Entry.ladder_id == ladder.id)
+                .order_by(Bot.name, BotVersion.number)
+            ).all()
+        ]
+    player = getattr(state, "player", None)
+    return {
+        "title": "Organize",
+        "join_code": settings.get("join_code", ""),
+        "limits": UploadLimits.from_dict(settings.get("upload_limits", {})),
+        "rules_json": json.dumps(rules, indent=1),
+        "presets": list(PRESETS),
+        "rules_locked": played_any(engine, name),
+        "bots": bots,
+        "playing": state.config.play,
+        "player_error": getattr(player, "last_error", "") if player else "",
+        **extra,
+    }
+
+
+@router.get("/admin", response_class=HTMLResponse, include_in_schema=False)
+def admin_page(request: Request, who: Who) -> Response:
+    require_organizer(who)
+    return _render(request, who, admin_context(request))
+
+
+@router.post("/admin/rules", include_in_schema=False)
+def admin_rules(
+    request: Request,
+    who: Who,
+    preset: Annotated[str, Form(max_length=20)] = "",
+    rules_json: Annotated[str, Form(max_length=20000)] = "",
+    csrf: Csrf = "",
+) -> Response:
+    """The contest's rules: a preset, or a JSON object of options (as ``--rules FILE``)."""
+    check_csrf(who, csrf)
+    require_organizer(who)
+    try:
+        if preset:
+            if preset not in PRESETS:
+                raise RulesError(f"no preset {preset!r} (presets: {', '.join(PRESETS)})")
+            rules = RuleSet.preset(preset)
+        else:
+            try:
+                data = json.loads(rules_json)
+            except ValueError as exc:
+                raise RulesError(f"the rules are not JSON: {exc}") from None
+            if not isinstance(data, dict):
+                raise RulesError("the rules are a JSON object of options")
+            rules = RuleSet.from_dict(data)
+        set_rules(request.app.state.engine, request.app.state.config.ladder, rules)
+    except (RulesError, ValueError) as exc:
+        return _render(request, who, admin_context(request, error=str(exc)), 400)
+    return RedirectResponse("/admin?saved=rules", status_code=303)
+
+
+@router.post("/admin/join-code", include_in_schema=False)
+def admin_join_code(
+    request: Request, who: Who, code: Annotated[str, Form(max_length=64)] = "", csrf: Csrf = ""
+) -> Response:
+    """A new join code (the one given, or a random one when empty)."""
+    check_csrf(who, csrf)
+    require_organizer(who)
+    code = code.strip() or secrets.token_urlsafe(6)
+    if not (4 <= len(code) <= 64 and code.isascii() and code.isprintable() and " " not in code):
+        why = "a join code is 4-64 printable ASCII characters, no spaces"
+        return _render(request, who, admin_context(request, error=why), 400)
+    update_settings(request.app.state.engine, request.app.state.config.ladder, join_code=code)
+    return RedirectResponse("/admin?saved=code", status_code=303)
+
+
+@router.post("/admin/limits", include_in_schema=False)
+def admin_limits(
+    request: Request,
+    who: Who,
+    max_packed_mib: Annotated[float, Form(gt=0, le=500)],
+    max_unpacked_mib: Annotated[float, Form(gt=0, le=5000)],
+    max_files: Annotated[int, Form(gt=0, le=100000)],
+    csrf: Csrf = "",
+) -> Response:
+    check_csrf(who, csrf)
+    require_organizer(who)
+    state = request.app.state
+    old = UploadLimits.from_dict(
+        contest_settings(state.engine, state.config.ladder)["upload_limits"]
+    )
+    try:
+        limits = UploadLimits.from_dict(
+            {
+                **old.to_dict(),
+                "max_packed": int(max_packed_mib * 2**20),
+                "max_unpacked": int(max_unpacked_mib * 2**20),
+                "max_files": max_files,
+            }
+        )
+    except ValueError as exc:
+        return _render(request, who, admin_context(request, error=str(exc)), 400)
+    update_settings(state.engine, state.config.ladder, upload_limits=limits.to_dict())
+    guard = state.guard.get("guard")
+    if guard is not None:
+        guard.upload_cap = limits.max_packed
+    return RedirectResponse("/admin?saved=limits", status_code=303)
+
+
+@router.post("/admin/users", include_in_schema=False)
+def admin_new_user(
+    request: Request, who: Who, name: Annotated[str, Form(max_length=40)], csrf: Csrf = ""
+) -> Response:
+    """A participant's account with a one-time password (shown once, changed at first
+    sign-in): for classes where students do not sign up themselves."""
+    check_csrf(who, csrf)
+    require_organizer(who)
+    try:
+        account, password = create_user(request.app.state.engine, name, "participant")
+    except AccountError as exc:
+        return _render(request, who, admin_context(request, error=str(exc)), 400)
+    return _render(
+        request, who, admin_context(request, created={"name": account.name, "password": password})
+    )
+
+
+ACTIONS = {"pause": ("paused", True), "resume": ("paused", False),
+           "retire": ("retired", True), "unretire": ("retired", False)}  # fmt: skip
+
+
+@router.post("/admin/bots/{label}/{action}", include_in_schema=False)
+def admin_bot(request: Request, who: Who, label: str, action: str, csrf: Csrf = "") -> Response:
+    check_csrf(who, csrf)
+    require_organizer(who)
+    if action not in ACTIONS:
+        raise HTTPException(404, f"no action {action!r} (pause, resume, retire, unretire)")
+    set_entry_flag(request, label, *ACTIONS[action])
+    wake = request.app.state.wake
+    if wake is not None:
+        wake()
+    return RedirectResponse("/admin?saved=bots", status_code=303)
+
+
+def set_entry_flag(request: Request, label: str, flag: str, value: bool) -> None:
+    from ..ladder.queries import parse_bot
+
+    base, number = parse_bot(label)
+    state = request.app.state
+    with Session(state.engine) as session, session.begin():
+        ladder = ladder_row(session, state.config.ladder)
+        found = session.execute(
+            select(Entry, BotVersion)
+            .join(BotVersion, Entry.version_id == BotVersion.id)
+            .join(Bot, BotVersion.bot_id == Bot.id)
+            .where(Entry.ladder_id == ladder.id, Bot.name == base)
+        ).all()
+        picked = [e for e, v in found if number is None or v.number == number]
+        if not picked:
+            raise HTTPException(404, f"no bot {label!r} in this contest")
+        for entry in picked:
+            setattr(entry, flag, value)

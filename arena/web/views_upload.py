@@ -1,0 +1,145 @@
+"""Uploading a bot: the page's form and the API's ``POST /api/bots``, the same path.
+
+Nothing of an upload is written anywhere before ``uploads.check_upload`` passed it (size,
+member count, compression ratio, names, links, devices); nothing of it runs outside the
+sandbox: the player unpacks it into its folder and smoke-tests it there (``player``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, File, Form, HTTPException, Request, UploadFile
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.orm import Session
+
+from .botstore import NameTaken, check_bot_name, store_upload
+from .contest import contest_settings
+from .models import Upload
+from .security import Visitor, check_csrf, require_account, visitor
+from .uploads import UploadLimits, UploadRefused, check_upload
+
+router = APIRouter()
+Who = Annotated[Visitor, Depends(visitor)]
+
+
+def _render(
+    request: Request, who: Visitor, name: str, ctx: dict[str, Any], status: int = 200
+) -> Response:
+    from .app import render
+
+    return render(request, who, name, ctx, status)
+
+
+async def receive_upload(
+    request: Request, who: Visitor, name: str, file: UploadFile
+) -> tuple[int, bool]:
+    """Check and keep an upload; an HTTPException says why not."""
+    account = require_account(who)
+    state = request.app.state
+    address = request.client.host if request.client else "?"
+    wait = state.upload_limiter.hit(f"user:{account.id}", f"addr:{address}")
+    if wait:
+        raise HTTPException(429, f"too many uploads: wait {int(wait) + 1} s")
+    try:
+        name = check_bot_name(name)
+    except ValueError as exc:
+        raise HTTPException(400, str(exc)) from None
+    limits = UploadLimits.from_dict(
+        contest_settings(state.engine, state.config.ladder)["upload_limits"]
+    )
+    data = await file.read(limits.max_packed + 1)
+    try:
+        checked = check_upload(file.filename or "", data, limits)
+    except UploadRefused as exc:
+        raise HTTPException(400, f"upload refused: {exc}") from None
+    try:
+        upload_id, new = store_upload(state.engine, account.id, name, file.filename or "", checked)
+    except NameTaken as exc:
+        raise HTTPException(409, str(exc)) from None
+    if new and state.wake is not None:
+        state.wake()
+    return upload_id, new
+
+
+@router.get("/upload", response_class=HTMLResponse, include_in_schema=False)
+def upload_page(request: Request, who: Who) -> Response:
+    require_account(who)
+    state = request.app.state
+    limits = UploadLimits.from_dict(
+        contest_settings(state.engine, state.config.ladder)["upload_limits"]
+    )
+    return _render(
+        request, who, "upload.html",
+        {"title": "Upload a bot", "limits": limits, "playing": state.config.play},
+    )  # fmt: skip
+
+
+@router.post("/upload", include_in_schema=False)
+async def upload_form(
+    request: Request,
+    who: Who,
+    name: Annotated[str, Form(max_length=100)],
+    file: Annotated[UploadFile, File()],
+    csrf: Annotated[str, Form(max_length=200)] = "",
+) -> Response:
+    check_csrf(who, csrf)
+    upload_id, _ = await receive_upload(request, who, name, file)
+    return RedirectResponse(f"/uploads/{upload_id}", status_code=303)
+
+
+@router.post("/api/bots", tags=["bots"], status_code=202)
+async def upload_api(
+    request: Request,
+    who: Who,
+    name: Annotated[str, Form(max_length=100, description="the bot's name (new, or yours)")],
+    file: Annotated[UploadFile, File(description="bot.py, or a .zip/.tar.gz holding bot.py")],
+    csrf: Annotated[str, Form(max_length=200)] = "",
+) -> dict[str, Any]:
+    """Upload a new version of a bot (with an API token: ``Authorization: Bearer …``).
+    It is smoke-tested, then entered into the ladder; poll ``/api/uploads/{id}``."""
+    check_csrf(who, csrf)
+    upload_id, new = await receive_upload(request, who, name, file)
+    return {"upload": upload_id, "new_code": new, "status_url": f"/api/uploads/{upload_id}"}
+
+
+def upload_data(request: Request, who: Visitor, upload_id: int) -> dict[str, Any]:
+    account = require_account(who)
+    with Session(request.app.state.engine) as session:
+        row = session.get(Upload, upload_id)
+        if row is None or (row.user_id != account.id and not who.is_organizer):
+            raise HTTPException(404, f"no upload {upload_id} of yours")
+        return {
+            "id": row.id,
+            "bot": row.bot_name,
+            "filename": row.filename,
+            "kind": row.kind,
+            "files": len(_paths(row)),
+            "status": row.status,
+            "reason": row.reason,
+            "log": row.log,
+            "created": row.created.isoformat() if row.created else None,
+            "checked": row.checked.isoformat() if row.checked else None,
+            "playing": request.app.state.config.play,
+        }
+
+
+def _paths(row: Upload) -> list[str]:
+    from .botstore import unpack
+
+    return sorted(unpack(row.files))
+
+
+@router.get("/uploads/{upload_id}", response_class=HTMLResponse, include_in_schema=False)
+def upload_status_page(request: Request, who: Who, upload_id: int) -> Response:
+    data = upload_data(request, who, upload_id)
+    return _render(
+        request, who, "upload_status.html", {"title": f"Upload {upload_id}", "upload": data}
+    )
+
+
+@router.get("/api/uploads/{upload_id}", tags=["bots"])
+def upload_status_api(request: Request, who: Who, upload_id: int) -> dict[str, Any]:
+    """An upload's state: checking, accepted (in the ladder) or refused (``reason``, and the
+    end of the bot's own output in ``log``).  Its owner's and the organizer's only."""
+    return upload_data(request, who, upload_id)
