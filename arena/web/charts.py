@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import itertools
 import math
+import numbers
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, TypeGuard
 
@@ -61,6 +62,9 @@ MAX_POINTS = 150
 """Points in time drawn per line at most: a long history is thinned evenly (first and last
 kept), so a ladder that has stored thousands of snapshots still gives a small page."""
 
+MAX_DOTS = 40
+"""Points in time up to which each one gets a dot with a tooltip; past it, the last only."""
+
 _MUTED = "#667085"
 _LINE = "#d9dde5"
 _FG = "#1d2330"
@@ -88,8 +92,8 @@ def _esc(text: object, limit: int = 80) -> str:
 
 def _finite(x: Any) -> TypeGuard[float]:
     """Whether ``x`` is a real number that can be drawn (not None, NaN, infinite, a bool or
-    a string)."""
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+    a string); numpy's count too (the leaderboard's rows hold ``numpy.float64``)."""
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def _n(x: float) -> str:
@@ -343,12 +347,13 @@ def _pick_bots(history: History, bots: Sequence[str] | None) -> tuple[list[str],
     point in time (retired, or gone from the snapshots) ranks after those in it, by its
     last rating."""
     last: dict[str, tuple[bool, float]] = {}
-    final = history[-1][1] if history else {}
-    for _, point in history:
+    for k, (_, point) in enumerate(reversed(history)):  # newest first: latest value wins
         for b, value in point.items():
+            if b in last:
+                continue
             v = _usable(value)
             if v is not None:
-                last[str(b)] = (b in final, v[0])
+                last[b] = (k == 0, v[0])
     if bots is not None:
         chosen = [b for b in dict.fromkeys(bots) if b in last]
         return chosen[:MAX_LINES], len(chosen)
@@ -492,7 +497,9 @@ def rating_chart(
                 f'<path d="{" ".join(dotted)}" fill="none" stroke="{colour}" '
                 f'stroke-width="1.5" stroke-dasharray="1 3"/>'
             )
-        for n, (elo, low, high, bounded) in pts:
+        # a dot with its numbers at every point in time, or at the last only when there
+        # are many (each dot costs ~200 bytes of page; the line shows the shape)
+        for n, (elo, low, high, bounded) in pts if len(pts) <= MAX_DOTS else pts[-1:]:
             cx, cy = px(n), py(elo)
             if bounded:
                 tip = f"{name}: Elo {_elo(elo)} ({_elo(low)} to {_elo(high)}) after {n} matches"
