@@ -309,7 +309,7 @@ def _record_events(request: Request, match_id: int) -> tuple[Match, dict[int, st
             try:
                 events.append(json.loads(line))
             except ValueError:
-                events.append({"type": "unreadable"})
+                events.append(None)  # replay_data names the line that is not a record event
     return m, labels, events
 
 

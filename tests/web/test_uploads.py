@@ -136,8 +136,9 @@ def test_size_caps(nothing_written):
 
 
 def test_the_arenas_own_per_bot_cap_bounds_a_larger_setting(nothing_written):
-    zeros = make_zip([("bot.py", BOT), ("zeros.bin", bytes(21 << 20))])
-    refused("b.zip", zeros, "unpacks to over 20.0 MiB", UploadLimits(max_ratio=1e5))
+    zeros = make_zip([("bot.py", BOT), ("zeros.bin", bytes(51 << 20))])
+    limits = UploadLimits(max_ratio=1e5, max_unpacked=200 << 20)
+    refused("b.zip", zeros, "unpacks to over 50.0 MiB", limits)
 
 
 def test_a_zip_bomb_is_refused_for_its_ratio(nothing_written):
