@@ -75,9 +75,10 @@ def test_a_participant_signs_up_uploads_and_replays_a_match(browser, live_server
     browser.find_element(By.ID, "submit").click()
     wait_for(lambda: "/uploads/" in browser.current_url, 10, "the upload's page")
     status = wait_for(
-        lambda: (s := browser.find_element(By.ID, "status")).get_attribute("data-status")
-        != "checking"
-        and s,
+        lambda: (
+            (s := browser.find_element(By.ID, "status")).get_attribute("data-status") != "checking"
+            and s
+        ),
         120,
         "the smoke check",
     )
