@@ -412,3 +412,25 @@ def test_oversized_form_fields_are_refused(site):
     assert r.status_code == 422 and "name" in r.text
     r = client.post("/login", data={"name": "x", "password": "y" * 300_000, "csrf": token})
     assert r.status_code == 413
+
+
+# ----- both stores ------------------------------------------------------------------------
+def test_a_contest_runs_on_sqlite_and_postgresql_with_the_migrations_as_its_schema(
+    db, tmp_path, live_server
+):
+    """The same migrations make the schema the models describe (nothing to autogenerate),
+    and a participant's path works on either store."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from arena.ladder.store import Base
+
+    app = create_app(WebConfig(db=db, data=tmp_path / "bots", sandbox="process"))
+    with app.state.engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
+    url = live_server(app)
+    alice = sign_up(url, app, "alice")
+    assert upload(alice, "alicebot", "bot.py", BOT).status_code == 303
+    assert alice.get("/api/uploads/1").json()["status"] == "checking"
+    assert httpx.get(url + "/api/matches").json()["total"] == 0
+    assert len(httpx.get(url + "/api/leaderboard").json()["rows"]) == 3
