@@ -251,7 +251,58 @@ def bot_versions(session: Session, ladder_id: int, bot_name: str) -> list[dict[s
 
 
 def version_labels(session: Session) -> dict[int, str]:
+    """Every version's label (``BotVersion.label``'s), in one query: the names are read in
+    the same join, never a query per version."""
     return {
-        v.id: v.label
-        for v in session.scalars(select(BotVersion).join(Bot, BotVersion.bot_id == Bot.id))
+        vid: name if number == 1 else f"{name}@v{number}"
+        for vid, number, name in session.execute(
+            select(BotVersion.id, BotVersion.number, Bot.name).join(
+                Bot, BotVersion.bot_id == Bot.id
+            )
+        )
     }
+
+
+def head_to_head(
+    session: Session, ladder_id: int, ids: list[int], labels: dict[int, str], limit: int = 500
+) -> list[dict[str, Any]]:
+    """A bot's results against each opponent, from the duplicate deal blocks of its newest
+    ``limit`` matches: deals met, deals where it scored more, and its mean lead in points
+    per deal (each block's totals over the rotations, as the ratings read them)."""
+    from ..ladder.store import DealResult
+
+    recent = (
+        select(Match.id)
+        .join(MatchSeat, MatchSeat.match_id == Match.id)
+        .where(Match.ladder_id == ladder_id, Match.status == "done", MatchSeat.version_id.in_(ids))
+        .order_by(Match.id.desc())
+        .limit(limit)
+    )
+    mine = {str(i) for i in ids}
+    tally: dict[str, list[float]] = {}
+    for (totals,) in session.execute(
+        select(DealResult.totals).where(DealResult.match_id.in_(recent.scalar_subquery()))
+    ):
+        own = [v for k, v in totals.items() if k in mine]
+        if not own:
+            continue
+        for key, points in totals.items():
+            if key in mine:
+                continue
+            label = labels.get(int(key), key)
+            t = tally.setdefault(label, [0, 0, 0.0])
+            t[0] += 1
+            t[1] += own[0] > points
+            t[2] += own[0] - points
+    return sorted(
+        (
+            {
+                "opponent": label,
+                "deals": int(n),
+                "ahead": int(ahead),
+                "mean_lead": round(lead / n, 2),
+            }
+            for label, (n, ahead, lead) in tally.items()
+        ),
+        key=lambda r: (-r["deals"], r["opponent"]),
+    )

@@ -19,7 +19,7 @@ from bigtwo.record import decompress
 from ..ladder.queries import bot_faults, parse_bot, rating_history
 from ..ladder.store import Bot, Match, MatchRecord, MatchSeat
 from ..replay_view import rules_summary
-from .contest import PUBLIC_SETTINGS, bot_versions, ladder_row, version_labels
+from .contest import PUBLIC_SETTINGS, bot_versions, head_to_head, ladder_row, version_labels
 from .models import BotOwner, Upload, User
 from .security import Visitor, visitor
 
@@ -155,6 +155,7 @@ def bot_data(request: Request, who: Visitor, name: str) -> dict[str, Any]:
             .limit(20)
         ).scalars()
         matches = [match_row(m, labels) for m in recent]
+        results = head_to_head(session, ladder.id, ids, labels)
         uploads = []
         if may_see_logs(who, owner_id):
             uploads = [
@@ -169,6 +170,10 @@ def bot_data(request: Request, who: Visitor, name: str) -> dict[str, Any]:
     kept = state.standings.get(state.engine, config.ladder)
     standing = [r for r in kept.rows if parse_bot(r["bot"])[0] == base]
     opponents = _against(kept.rows, standing)
+    for row in results:
+        row["superiority"] = next(
+            (a["superiority"] for a in opponents if a["opponent"] == row["opponent"]), None
+        )
     total, kinds, faults = bot_faults(state.engine, ladder.id, base, 20, 2000)
     shown = may_see_logs(who, owner_id)
     return {
@@ -176,12 +181,26 @@ def bot_data(request: Request, who: Visitor, name: str) -> dict[str, Any]:
         "owner": owner.name if owner else None,
         "versions": versions,
         "standing": standing,
-        "against": opponents,
+        "against": results,
+        "chart": _bot_chart(request, ladder.id, [r["bot"] for r in standing]),
         "recent_matches": matches,
         "faults": {"total": total, "kinds": kinds, "recent": faults if shown else None},
         "uploads": uploads if shown else None,
         "logs_visible": shown,
     }
+
+
+def _bot_chart(request: Request, ladder_id: int, mine: list[str]) -> str:
+    """The bot's versions' ratings over time (the leaderboard's chart, these lines only)."""
+    from . import charts
+
+    state = _app(request)
+    history, _ = state.standings.history(
+        state.engine, state.config.ladder, ladder_id, rating_history
+    )
+    if not mine:
+        return ""
+    return charts.rating_chart(history, mine)
 
 
 def _against(rows: list[dict[str, Any]], mine: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -214,8 +233,9 @@ def bot_page(request: Request, who: Who, name: str) -> Response:
 
 @router.get("/api/bots/{name}", tags=["bots"])
 def bot_api(request: Request, who: Who, name: str) -> dict[str, Any]:
-    """A bot's versions, standing, results against each opponent, recent matches, faults;
-    fault details and upload logs for its owner and the organizer only."""
+    """A bot's versions, standing, results against each opponent (deals met, deals ahead,
+    mean lead per deal, and P(stronger) from the ratings), recent matches, faults; fault
+    details and upload logs for its owner and the organizer only."""
     return bot_data(request, who, name)
 
 
