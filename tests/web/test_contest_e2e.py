@@ -28,7 +28,7 @@ from bigtwo import Bot
 
 class Student(Bot):
     def act(self, observation):
-        print("thinking <b>hard</b>")  # its output is the author's to read, as text
+        print("thinking <script>alert(1)</script><img src=x onerror=alert(2)>")
         return observation.legal_moves[0]
 '''
 
@@ -84,8 +84,10 @@ def test_a_participant_signs_up_uploads_and_replays_a_match(browser, live_server
     )
     assert status.get_attribute("data-status") == "accepted", browser.page_source[-2000:]
     log = browser.find_element(By.ID, "log").text
-    assert "thinking <b>hard</b>" in log  # the author's own output, shown as text
-    assert browser.find_elements(By.CSS_SELECTOR, "#log b") == []
+    # the author's own output, shown as text: nothing in it runs
+    assert "thinking <script>alert(1)</script><img src=x onerror=alert(2)>" in log
+    assert browser.find_elements(By.CSS_SELECTOR, "#log *") == []
+    _no_alert_no_errors(browser)
 
     # the leaderboard, left open: it shows the bot rated once matches finish, no reload
     browser.get(f"{url}/")
