@@ -5,6 +5,7 @@ finished match lost, none left half-played, the ladder playing on."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -15,6 +16,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from arena.web.app import create_app
+from arena.web.contest import WebConfig
 
 from testkit import arena, arena_command
 
@@ -96,7 +100,7 @@ def _wait(url: str, at_least: int, seconds: float) -> int:
 
 
 @pytest.mark.slow
-def test_a_killed_server_loses_no_finished_match_and_plays_on(tmp_path: Path):
+def test_a_killed_server_loses_no_finished_match_and_plays_on(tmp_path: Path, live_server):
     db = str(tmp_path / "c.db")
     made = arena("serve", "--db", db, "--create-organizer", "org", timeout=60)
     assert made.returncode == 0, made.stderr
@@ -127,3 +131,13 @@ def test_a_killed_server_loses_no_finished_match_and_plays_on(tmp_path: Path):
             os.killpg(server.pid, signal.SIGTERM)
         server.wait(60)
     assert "Traceback" not in log.read_text(errors="replace")
+    # the page's numbers are `arena ladder show`'s, to the last digit
+    shown = arena("ladder", "show", "--db", db, "--name", "contest", "--json", timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    url = live_server(create_app(WebConfig(db=db)))
+    page = httpx.get(f"{url}/api/leaderboard").json()["rows"]
+    cli = json.loads(shown.stdout)
+    assert [r["bot"] for r in page] == [r["bot"] for r in cli]
+    keys = ("rank", "elo", "elo_low", "elo_high", "openskill", "matches", "points_per_hand")
+    for mine, theirs in zip(page, cli, strict=True):
+        assert {k: mine.get(k) for k in keys} == {k: theirs.get(k) for k in keys}
