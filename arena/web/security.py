@@ -66,11 +66,11 @@ def visitor(request: Request) -> Visitor:
         if account is None:
             raise HTTPException(401, "this API token is not valid (revoked or mistyped)")
         return Visitor(account, "", None, True)
-    token = request.cookies.get(SESSION_COOKIE)
-    if token:
-        found = session_account(engine, token)
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie:
+        found = session_account(engine, cookie)
         if found is not None:
-            return Visitor(found[0], found[1], token)
+            return Visitor(found[0], found[1], cookie)
     return Visitor(None, getattr(request.state, "anon_csrf", ""))
 
 

@@ -81,12 +81,12 @@ def standings_data(request: Request) -> dict[str, Any]:
     }
 
 
-def _charts(request: Request, rows: list[dict[str, Any]]) -> dict[str, str]:
+def _charts(request: Request, rows: list[dict[str, Any]]) -> dict[str, Any]:
     from . import charts
 
     state = _app(request)
     rated = [r for r in rows if r.get("rated")]
-    out = {"bars": {}, "chart": "", "heatmap": ""}
+    out: dict[str, Any] = {"bars": {}, "chart": "", "heatmap": ""}
     if rated:
         scale = charts.common_scale(rated)
         out["bars"] = {
