@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import create_engine, func, inspect, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from bigtwo.record import decompress
 
@@ -254,8 +254,15 @@ def parse_bot(text: str) -> tuple[str, int | None]:
 
 
 def entrants(session: Session, ladder_id: int) -> list[Entry]:
-    """The ladder's entries, with their versions and bots, by bot name then version."""
-    found = list(session.scalars(select(Entry).where(Entry.ladder_id == ladder_id)))
+    """The ladder's entries, with their versions and bots, by bot name then version (loaded
+    with them: one query, not two per entry)."""
+    found = list(
+        session.scalars(
+            select(Entry)
+            .where(Entry.ladder_id == ladder_id)
+            .options(joinedload(Entry.version).joinedload(BotVersion.bot))
+        )
+    )
     return sorted(found, key=lambda e: (e.version.bot.name, e.version.number))
 
 

@@ -119,23 +119,47 @@ def _pl_negloglik(theta: np.ndarray, orders: Orders) -> tuple[float, np.ndarray]
         s = theta[order]
         for k, log_z, p in _choices(s):
             nll -= float(np.sum(weight * (s[:, k] - log_z)))
-            np.add.at(grad, order[:, k], -weight)
-            np.add.at(grad, order[:, k:], weight[:, None] * p)
+            # bincount sums repeated indices as np.add.at does, many times faster
+            grad -= np.bincount(order[:, k], weight, len(theta))
+            grad += np.bincount(order[:, k:].ravel(), (weight[:, None] * p).ravel(), len(theta))
     return nll, grad
 
 
-def _block_scores(theta: np.ndarray, orders: Orders, blocks: int) -> np.ndarray:
-    """Each block's gradient of the negative log-likelihood (blocks × bots): the pieces of
-    the sandwich's "meat"."""
-    out = np.zeros((blocks, len(theta)))
+def _pl_hessian(theta: np.ndarray, orders: Orders, chunk: int = 100_000) -> np.ndarray:
+    """The Hessian of :func:`_pl_negloglik`, analytic: each choice's log-normaliser adds
+    ``diag(p) - p pᵀ`` over the bots still left (one pass over the orders; the numerical
+    one took two gradient evaluations per bot — minutes on a big ladder)."""
+    n = len(theta)
+    h = np.zeros(n * n)
+    for order_all, weight_all, _ in orders.values():
+        for lo in range(0, len(order_all), chunk):  # bounded memory: rows × left² each
+            order, weight = order_all[lo : lo + chunk], weight_all[lo : lo + chunk]
+            for k, _, p in _choices(theta[order]):
+                left = order[:, k:]
+                wp = weight[:, None] * p
+                h += np.bincount((left * (n + 1)).ravel(), wp.ravel(), n * n)
+                pairs = (left[:, :, None] * n + left[:, None, :]).ravel()
+                h -= np.bincount(pairs, (wp[:, :, None] * p[:, None, :]).ravel(), n * n)
+    h = h.reshape(n, n) + PRIOR * np.eye(n)
+    return (h + h.T) / 2
+
+
+def _block_scores(theta: np.ndarray, orders: Orders, blocks: int) -> Any:
+    """Each block's gradient of the negative log-likelihood (blocks × bots, a sparse
+    matrix: a block holds a few bots; dense it would be gigabytes on a big ladder): the
+    pieces of the sandwich's "meat"."""
+    n = len(theta)
+    cells: list[np.ndarray] = []
+    values: list[np.ndarray] = []
     for order, weight, block in orders.values():
-        rows = np.zeros((len(order), len(theta)))
-        idx = np.arange(len(order))[:, None]
         for k, _, p in _choices(theta[order]):
-            np.add.at(rows, (idx[:, 0], order[:, k]), -1.0)
-            np.add.at(rows, (np.broadcast_to(idx, order[:, k:].shape), order[:, k:]), p)
-        np.add.at(out, block, rows * weight[:, None])
-    return out
+            cells += [block * n + order[:, k], (block[:, None] * n + order[:, k:]).ravel()]
+            values += [-weight, (weight[:, None] * p).ravel()]
+    if not cells:
+        return coo_matrix((blocks, n)).tocsr()
+    flat = np.concatenate(cells)
+    rows, cols = np.divmod(flat, n)
+    return coo_matrix((np.concatenate(values), (rows, cols)), shape=(blocks, n)).tocsr()
 
 
 def _hessian(fun, theta: np.ndarray, eps: float = 1e-4) -> np.ndarray:
@@ -178,7 +202,7 @@ def _finish(
     hess: np.ndarray,
     anchor: BotKey | None,
     field: np.ndarray | None = None,
-    scores: np.ndarray | None = None,
+    scores: Any = None,
 ) -> Fit[BotKey]:
     """``scores``: per-block gradients (see :func:`_block_scores`); when given, the
     covariance is widened by the dispersion they show, never narrowed."""
@@ -196,8 +220,11 @@ def _finish(
     reduced = basis.T @ hess @ basis
     inv = np.linalg.pinv(reduced)
     dispersion = 1.0
-    if scores is not None and len(scores) > 1 and n > 1:
-        meat = basis.T @ (scores.T @ scores) @ basis * len(scores) / (len(scores) - 1)
+    if scores is not None and scores.shape[0] > 1 and n > 1:
+        gram = scores.T @ scores  # bots × bots; sparse scores give a sparse product
+        gram = gram.toarray() if hasattr(gram, "toarray") else np.asarray(gram)
+        blocks = scores.shape[0]
+        meat = basis.T @ gram @ basis * blocks / (blocks - 1)
         dispersion = max(1.0, float(np.trace(inv @ meat)) / (n - 1))
     cov = dispersion * (basis @ inv @ basis.T)
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
@@ -272,7 +299,7 @@ def fit_plackett_luce(
         return _finish(bots, res.x, np.eye(len(bots)), anchor)
     field = main_field(len(bots), _ahead_edges(ranked))
     scores = _block_scores(res.x, orders, len(units))
-    return _finish(bots, res.x, _hessian(fun, res.x), anchor, field, scores)
+    return _finish(bots, res.x, _pl_hessian(res.x, orders), anchor, field, scores)
 
 
 def fit_bradley_terry(

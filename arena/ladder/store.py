@@ -20,6 +20,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     LargeBinary,
     String,
@@ -103,7 +104,12 @@ class Match(Base):
     """A planned match: a group of versions in seat order and its deal seeds."""
 
     __tablename__ = "matches"
-    __table_args__ = (UniqueConstraint("ladder_id", "key"),)
+    __table_args__ = (
+        UniqueConstraint("ladder_id", "key"),
+        # a ladder's finished matches, newest first, counted and paged from the index alone
+        # (the web arena's match list and its state check; rows hold big result JSON)
+        Index("ix_matches_ladder_id_status_id", "ladder_id", "status", "id"),
+    )
     id: Mapped[int] = mapped_column(primary_key=True)
     ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id"))
     key: Mapped[str] = mapped_column(String(64))
@@ -132,7 +138,7 @@ class DealResult(Base):
 
     __tablename__ = "deals"
     id: Mapped[int] = mapped_column(primary_key=True)
-    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"))
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
     index: Mapped[int] = mapped_column(Integer)
     seed: Mapped[str] = mapped_column(String(64))
     totals: Mapped[dict] = mapped_column(JSON)  # version id (str) → points over rotations
@@ -155,7 +161,7 @@ class FaultRow(Base):
     __tablename__ = "faults"
     id: Mapped[int] = mapped_column(primary_key=True)
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
-    version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"))
+    version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"), index=True)
     kind: Mapped[str] = mapped_column(String(20))
     hand: Mapped[int | None] = mapped_column(Integer, nullable=True)
     turn: Mapped[int | None] = mapped_column(Integer, nullable=True)

@@ -114,9 +114,20 @@ def upgrade() -> None:
     )
     op.create_index("ix_uploads_user_id", "uploads", ["user_id"])
     op.create_index("ix_uploads_bot_name", "uploads", ["bot_name"])
+    # the web pages over a big ladder (bench/web.py): finished matches counted and paged
+    # from an index, a match's deal blocks and a bot's faults looked up, not scanned
+    op.create_index("ix_matches_ladder_id_status_id", "matches", ["ladder_id", "status", "id"])
+    op.create_index("ix_deals_match_id", "deals", ["match_id"])
+    op.create_index("ix_faults_version_id", "faults", ["version_id"])
 
 
 def downgrade() -> None:
+    for index, table in (
+        ("ix_faults_version_id", "faults"),
+        ("ix_deals_match_id", "deals"),
+        ("ix_matches_ladder_id_status_id", "matches"),
+    ):
+        op.drop_index(index, table_name=table)
     for table in ("uploads", "bot_owners", "api_tokens", "web_sessions", "users", "match_seats"):
         op.drop_table(table)
     with op.batch_alter_table("entries", schema=None) as batch_op:
