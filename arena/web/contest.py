@@ -191,7 +191,8 @@ class Standings:
 
 class StandingsCache:
     """The leaderboard of each state of the ladder, computed once (under a lock, so that
-    ten page views of a new state fit it once)."""
+    ten page views of a new state fit it once; while one refits, the others show the last
+    standings)."""
 
     def __init__(self) -> None:
         self._kept: Standings | None = None
@@ -206,17 +207,28 @@ class StandingsCache:
         kept = self._history
         if kept is not None and kept[0] == state:
             return kept[1]
-        with self._lock:
+        if not self._lock.acquire(blocking=kept is None):
+            assert kept is not None
+            return kept[1]  # being recomputed: the last one rather than a wait (see get)
+        try:
             found = source(engine, ladder_id, "auto", 12)
             self._history = (state, found)
             return found
+        finally:
+            self._lock.release()
 
     def get(self, engine: Engine, name: str) -> Standings:
         state = ladder_state(engine, name)
         kept = self._kept
         if kept is not None and kept.state == state:
             return kept
-        with self._lock:
+        # a page never waits for a refit while there are standings to show: the player
+        # refits after each batch it saves (seconds on a ladder of 100,000 matches), and
+        # meanwhile the pages show the last standings; only the very first fit is waited for
+        if not self._lock.acquire(blocking=kept is None):
+            assert kept is not None
+            return kept
+        try:
             kept = self._kept
             if kept is not None and kept.state == state:
                 return kept
@@ -224,6 +236,8 @@ class StandingsCache:
                 _, rows = leaderboard(session, name)
             kept = self._kept = Standings(state, rows, int(state[1] or 0))
             return kept
+        finally:
+            self._lock.release()
 
 
 # ----- bots and their owners ----------------------------------------------------------------
