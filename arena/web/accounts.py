@@ -266,18 +266,20 @@ def token_account(engine: Engine, token: str) -> Account | None:
 
 # ----- rate limits ------------------------------------------------------------------------
 class RateLimiter:
-    """At most ``limit`` events per ``window`` seconds for each key (an account name, an
-    address): a sliding window kept in memory.  One server process serves the arena, so
-    memory is where the counts belong; a restart forgets them, which only helps the honest."""
+    """At most so many events per ``window`` seconds for each key (an account, an address):
+    a sliding window kept in memory.  One server process serves the arena, so memory is
+    where the counts belong; a restart forgets them, which only helps the honest.  Each key
+    has its own limit: an address is shared by a whole classroom behind one router, an
+    account by one person."""
 
-    def __init__(self, limit: int, window: float) -> None:
-        self.limit, self.window = limit, window
+    def __init__(self, window: float) -> None:
+        self.window = window
         self._events: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
 
-    def hit(self, *keys: str) -> float:
-        """Count one event under every key; 0 when allowed, else the seconds until one of
-        the exhausted keys frees a slot (nothing is counted then)."""
+    def hit(self, *keys: tuple[str, int]) -> float:
+        """Count one event under every ``(key, limit)``; 0 when allowed, else the seconds
+        until the exhausted keys free a slot (nothing is counted then)."""
         moment = time.monotonic()
         with self._lock:
             if len(self._events) > 100_000:  # a flood of distinct keys: forget the idle
@@ -285,14 +287,14 @@ class RateLimiter:
                     k: q for k, q in self._events.items() if q and q[-1] > moment - self.window
                 }
             wait = 0.0
-            for key in keys:
+            for key, limit in keys:
                 q = self._events.setdefault(key, deque())
                 while q and q[0] <= moment - self.window:
                     q.popleft()
-                if len(q) >= self.limit:
+                if len(q) >= limit:
                     wait = max(wait, q[0] + self.window - moment)
             if wait:
                 return wait
-            for key in keys:
+            for key, _ in keys:
                 self._events[key].append(moment)
             return 0.0

@@ -86,8 +86,8 @@ def create_app(config: WebConfig) -> FastAPI:
     state.config = config
     state.engine = engine
     state.standings = StandingsCache()
-    state.login_limiter = RateLimiter(*config.login_limit)
-    state.upload_limiter = RateLimiter(*config.upload_limit)
+    state.login_limiter = RateLimiter(300.0)
+    state.upload_limiter = RateLimiter(3600.0)
     state.wake = None  # the player's: set when there is new work
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 

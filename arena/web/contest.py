@@ -54,8 +54,10 @@ class WebConfig:
     secure_cookies: bool = False
     house_bots: bool = True
     """Enter the sample bots when the contest is created."""
-    login_limit: tuple[int, float] = (10, 300.0)
-    upload_limit: tuple[int, float] = (20, 3600.0)
+    login_limits: tuple[int, int] = (10, 100)
+    """Sign-in (and sign-up) attempts per 5 minutes: per account, per address."""
+    upload_limits: tuple[int, int] = (20, 200)
+    """Uploads per hour: per account, per address."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def data_dir(self) -> Path:

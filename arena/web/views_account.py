@@ -65,7 +65,10 @@ def login_page(request: Request, who: Who) -> Response:
 @router.post("/login", include_in_schema=False)
 def login(request: Request, who: Who, name: Field, password: Field, csrf: Csrf = "") -> Response:
     check_csrf(who, csrf)
-    wait = request.app.state.login_limiter.hit(f"name:{name.lower()}", f"addr:{_address(request)}")
+    per_account, per_address = request.app.state.config.login_limits
+    wait = request.app.state.login_limiter.hit(
+        (f"name:{name.lower()}", per_account), (f"addr:{_address(request)}", per_address)
+    )
     if wait:
         raise HTTPException(429, f"too many sign-in attempts: wait {int(wait) + 1} s")
     account = authenticate(request.app.state.engine, name, password)
@@ -89,7 +92,7 @@ def signup(
     """A participant's account, for whoever holds the contest's join code."""
     check_csrf(who, csrf)
     state = request.app.state
-    wait = state.login_limiter.hit(f"addr:{_address(request)}")
+    wait = state.login_limiter.hit((f"addr:{_address(request)}", state.config.login_limits[1]))
     if wait:
         raise HTTPException(429, f"too many attempts: wait {int(wait) + 1} s")
     code = contest_settings(state.engine, state.config.ladder).get("join_code") or ""

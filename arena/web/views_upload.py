@@ -38,7 +38,10 @@ async def receive_upload(
     account = require_account(who)
     state = request.app.state
     address = request.client.host if request.client else "?"
-    wait = state.upload_limiter.hit(f"user:{account.id}", f"addr:{address}")
+    per_account, per_address = state.config.upload_limits
+    wait = state.upload_limiter.hit(
+        (f"user:{account.id}", per_account), (f"addr:{address}", per_address)
+    )
     if wait:
         raise HTTPException(429, f"too many uploads: wait {int(wait) + 1} s")
     try:

@@ -221,6 +221,19 @@ def test_wrong_passwords_are_rate_limited_per_account(site):
     # the right password is refused too while the account's window is full
     r = client.post("/login", data={"name": "org", "password": "organizer-pw", "csrf": token})
     assert r.status_code == 429 and "wait" in r.text
+    # the address is a classroom's: another account signs in from it meanwhile
+    r = client.post("/login", data={"name": "teacher2", "password": "no-such-one", "csrf": token})
+    assert r.status_code == 401
+
+
+def test_uploads_are_rate_limited_per_account(tmp_path, live_server):
+    config = WebConfig(db=str(tmp_path / "c.db"), sandbox="process", upload_limits=(2, 200))
+    app = create_app(config)
+    url = live_server(app)
+    alice = sign_up(url, app, "alice")
+    codes = [upload(alice, "alicebot", "bot.py", BOT + b"#%d\n" % i).status_code for i in range(3)]
+    assert codes == [303, 303, 429]
+    assert upload(sign_up(url, app, "bob"), "bobbot", "bot.py", BOT).status_code == 303
 
 
 def test_an_expired_session_is_signed_out(site):
