@@ -46,8 +46,12 @@ def leaderboard(
     ranked = fit.ratings
     versions = {r.bot: entries.get(r.bot) or session.get(BotVersion, r.bot) for r in ranked}
     labels = {b: v.label if v else str(b) for b, v in versions.items()}
+    seated: dict[int, list[Match]] = {}  # each version's matches, in one pass over them
+    for m in done.values():
+        for vid in dict.fromkeys(m.seats):
+            seated.setdefault(vid, []).append(m)
     for i, r in enumerate(ranked):
-        played = [m for m in done.values() if r.bot in m.seats]
+        played = seated.get(r.bot, [])
         points, hands, firsts, faults, forfeits = 0.0, 0, 0, 0, 0
         for m in played:
             result = finished_result(m)
