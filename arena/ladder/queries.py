@@ -253,16 +253,20 @@ def parse_bot(text: str) -> tuple[str, int | None]:
     return text, None
 
 
-def entrants(session: Session, ladder_id: int) -> list[Entry]:
-    """The ladder's entries, with their versions and bots, by bot name then version (loaded
-    with them: one query, not two per entry)."""
-    found = list(
-        session.scalars(
-            select(Entry)
-            .where(Entry.ladder_id == ladder_id)
-            .options(joinedload(Entry.version).joinedload(BotVersion.bot))
-        )
+def entrants(session: Session, ladder_id: int, bot: str | None = None) -> list[Entry]:
+    """The ladder's entries (only bot ``bot``'s when given), with their versions and bots,
+    by bot name then version (loaded with them: one query, not two per entry)."""
+    query = (
+        select(Entry)
+        .where(Entry.ladder_id == ladder_id)
+        .options(joinedload(Entry.version).joinedload(BotVersion.bot))
     )
+    if bot is not None:
+        query = query.join(BotVersion, Entry.version_id == BotVersion.id).join(
+            Bot, BotVersion.bot_id == Bot.id
+        )
+        query = query.where(Bot.name == bot)
+    found = list(session.scalars(query))
     return sorted(found, key=lambda e: (e.version.bot.name, e.version.number))
 
 
@@ -270,9 +274,9 @@ def pick_entries(session: Session, ladder_id: int, text: str) -> list[Entry]:
     """The entries ``text`` names (``BOT``: all its versions; ``BOT@vN``: that one); an
     unknown bot or version is a :class:`StoreError` listing what the ladder holds."""
     name, number = parse_bot(text)
-    every = entrants(session, ladder_id)
-    mine = [e for e in every if e.version.bot.name == name]
+    mine = entrants(session, ladder_id, name)
     if not mine:
+        every = entrants(session, ladder_id)
         labels = ", ".join(printable(e.version.label, 40) for e in every[:40]) or "none"
         raise StoreError(f"no bot {text!r} in this ladder; its bots: {labels}")
     if number is None:

@@ -143,8 +143,8 @@ def bot_data(request: Request, who: Visitor, name: str) -> dict[str, Any]:
         owner = session.get(User, owner_id) if owner_id is not None else None
         labels = version_labels(session)
         ids = [vid for vid, label in labels.items() if parse_bot(label)[0] == base]
-        recent = session.execute(
-            select(Match)
+        newest = (  # ids first: sorting whole rows would drag every match's result along
+            select(Match.id)
             .join(MatchSeat, MatchSeat.match_id == Match.id)
             .where(
                 Match.ladder_id == ladder.id,
@@ -153,7 +153,10 @@ def bot_data(request: Request, who: Visitor, name: str) -> dict[str, Any]:
             )
             .order_by(Match.id.desc())
             .limit(20)
-        ).scalars()
+        )
+        recent = session.scalars(
+            select(Match).where(Match.id.in_(newest.scalar_subquery())).order_by(Match.id.desc())
+        )
         matches = [match_row(m, labels) for m in recent]
         results = head_to_head(session, ladder.id, ids, labels)
         uploads = []
@@ -170,10 +173,9 @@ def bot_data(request: Request, who: Visitor, name: str) -> dict[str, Any]:
     kept = state.standings.get(state.engine, config.ladder)
     standing = [r for r in kept.rows if parse_bot(r["bot"])[0] == base]
     opponents = _against(kept.rows, standing)
+    superiority = {a["opponent"]: a["superiority"] for a in opponents}
     for row in results:
-        row["superiority"] = next(
-            (a["superiority"] for a in opponents if a["opponent"] == row["opponent"]), None
-        )
+        row["superiority"] = superiority.get(row["opponent"])
     total, kinds, faults = bot_faults(state.engine, ladder.id, base, 20, 2000)
     shown = may_see_logs(who, owner_id)
     return {
