@@ -75,7 +75,9 @@ def standings_data(request: Request) -> dict[str, Any]:
         rows.append({**row, "owner": who_owns.get(base)})
     return {
         "ladder": config.ladder,
-        "matches_done": status.get("done", 0),
+        # the matches the rows reflect (they may trail the store by a refit): the page's
+        # script refreshes the table when this number moves
+        "matches_done": kept.done,
         "matches_pending": status.get("pending", 0) + status.get("running", 0),
         "rows": rows,
     }
