@@ -261,6 +261,8 @@ def _normal_cdf(x: float) -> float:
 def _tie_orders(ranking: Mapping[BotKey, float]) -> list[list[BotKey]]:
     """Every order consistent with the points, ties in every arrangement."""
     levels = sorted(set(ranking.values()), reverse=True)
+    if len(levels) == len(ranking):  # no ties (most orders): the one order, made at once
+        return [sorted(ranking, key=ranking.__getitem__, reverse=True)]
     groups = [[b for b in ranking if ranking[b] == v] for v in levels]
     return [
         [b for group in arrangement for b in group]
