@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
+
+# scipy is imported where a fit needs it: it is most of a second of every `arena` command
+# that imports this module (the ladder's runner does), and most of them fit nothing
 
 ELO_PER_UNIT = 400 / math.log(10)
 Z95 = 1.959963984540054
@@ -147,6 +147,8 @@ def _block_scores(theta: np.ndarray, orders: Orders, blocks: int) -> Any:
     """Each block's gradient of the negative log-likelihood (blocks × bots, a sparse
     matrix: a block holds a few bots; dense it would be gigabytes on a big ladder): the
     pieces of the sandwich's "meat"."""
+    from scipy.sparse import coo_matrix
+
     n = len(theta)
     cells: list[np.ndarray] = []
     values: list[np.ndarray] = []
@@ -175,6 +177,9 @@ def _hessian(fun, theta: np.ndarray, eps: float = 1e-4) -> np.ndarray:
 def main_field(n: int, ahead: list[tuple[int, int]]) -> np.ndarray:
     """Mask of the bots in the largest strongly connected component of the directed graph
     with an edge a → b whenever a finished ahead of b (or level with b) in some block."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     if not ahead:
         return np.ones(n, dtype=bool)
     rows, cols = zip(*ahead, strict=True)
@@ -301,6 +306,8 @@ def fit_plackett_luce(
         n: (np.array(o, dtype=np.intp), np.array(w), np.array(b, dtype=np.intp))
         for n, (o, w, b) in rows.items()
     }
+    from scipy.optimize import minimize
+
     fun = lambda th: _pl_negloglik(th, orders)  # noqa: E731
     res = minimize(fun, np.zeros(len(bots)), jac=True, method="L-BFGS-B")
     if not intervals:
@@ -333,6 +340,8 @@ def fit_bradley_terry(
         np.add.at(grad, ia, -g)
         np.add.at(grad, ib, g)
         return float(nll), grad
+
+    from scipy.optimize import minimize
 
     res = minimize(fun, np.zeros(len(bots)), jac=True, method="L-BFGS-B")
     edges = [(index[a], index[b]) for a, b, x in outcomes if x >= 0.5]
