@@ -45,7 +45,12 @@ log = logging.getLogger("arena.web.player")
 LOG_TAIL = 8000
 IDLE_SECONDS = 3.0
 SNAPSHOT_EVERY = 60.0
-"""Seconds between stored rating snapshots (the history chart's points) while playing."""
+"""Seconds at least between stored rating snapshots (the history chart's points) while
+playing."""
+REFIT_EVERY = 10.0
+"""Seconds at least between refits of the standings while matches finish."""
+REFIT_SHARE = 0.2
+"""At most this share of the player's time goes to refits (and to snapshots)."""
 
 
 class Player:
@@ -59,7 +64,8 @@ class Player:
         self._event: asyncio.Event | None = None
         self._stopping = False
         self.last_error = ""
-        self.last_snapshot = 0.0
+        self.last_snapshot = self.last_refit = 0.0
+        self.snapshot_cost = self.refit_cost = 0.0
 
     # ----- the thread -------------------------------------------------------------------
     def start(self) -> None:
@@ -273,14 +279,23 @@ class Player:
 
     def refresh(self, final: bool = False) -> None:
         """The standings the pages read, and now and then a rating snapshot (the history
-        chart's points)."""
-        with contextlib.suppress(Exception):
-            self.state.standings.get(self.engine, self.config.ladder)
+        chart's points).  A refit costs seconds to minutes on a big ladder (and holds the
+        interpreter meanwhile), so while matches finish it runs at most every
+        ``REFIT_EVERY`` seconds and never takes more than ``REFIT_SHARE`` of the player's
+        time; a snapshot (a refit of its own) likewise; both at the end of every round."""
         moment = time.monotonic()
-        if final or moment - self.last_snapshot >= SNAPSHOT_EVERY:
-            self.last_snapshot = moment
+        if final or moment - self.last_refit >= max(REFIT_EVERY, self.refit_cost / REFIT_SHARE):
+            with contextlib.suppress(Exception):
+                self.state.standings.get(self.engine, self.config.ladder)
+            self.last_refit = time.monotonic()
+            self.refit_cost = self.last_refit - moment
+        moment = time.monotonic()
+        every = max(SNAPSHOT_EVERY, self.snapshot_cost / REFIT_SHARE)
+        if final or moment - self.last_snapshot >= every:
             with contextlib.suppress(Exception):
                 save_snapshot(self.engine, self.config.ladder)
+            self.last_snapshot = time.monotonic()
+            self.snapshot_cost = self.last_snapshot - moment
 
 
 def _log_tail(folder: Path) -> str:
