@@ -258,9 +258,7 @@ def build(engine: Engine, n_bots: int, n_matches: int, n_snaps: int, seed: int =
             played, record = recorded_match(rules, deal_seeds, names, tmp)
             hands = played["hands"]
             faulty = forfeit = None
-            rows["r"].append(
-                {"match_id": mid, "data": record, "size": len(decompress(record))}
-            )
+            rows["r"].append({"match_id": mid, "data": record, "size": len(decompress(record))})
         else:
             deal_seeds = [rng.getrandbits(48) for _ in range(DEALS)]
             cum = [0, 0, 0, 0]
