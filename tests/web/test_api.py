@@ -447,3 +447,26 @@ def test_a_contest_runs_on_sqlite_and_postgresql_with_the_migrations_as_its_sche
     assert alice.get("/api/uploads/1").json()["status"] == "checking"
     assert httpx.get(url + "/api/matches").json()["total"] == 0
     assert len(httpx.get(url + "/api/leaderboard").json()["rows"]) == 3
+
+
+def test_a_failing_player_never_takes_the_server_down(tmp_path, live_server):
+    """The player's cycle fails (here: the contest asks for a sandbox that does not exist);
+    the pages keep answering, the upload waits, and the organizer is told why."""
+    import time
+
+    app = create_app(WebConfig(db=str(tmp_path / "c.db"), play=True, sandbox="process"))
+    from arena.web.contest import update_settings
+
+    update_settings(app.state.engine, "contest", sandbox="no-such-sandbox")
+    create_user(app.state.engine, "org", "organizer", "organizer-pw")
+    url = live_server(app)
+    alice = sign_up(url, app, "alice")
+    assert upload(alice, "alicebot", "bot.py", BOT).status_code == 303
+    org = sign_in(url, "org", "organizer-pw")
+    deadline = time.monotonic() + 30
+    while "last cycle failed" not in (page := org.get("/admin").text):
+        assert time.monotonic() < deadline, "the player's failure was never shown"
+        time.sleep(0.3)
+    assert "no-such-sandbox" in page
+    assert httpx.get(url + "/api/leaderboard").status_code == 200
+    assert alice.get("/api/uploads/1").json()["status"] == "checking"
