@@ -13,8 +13,8 @@ One cycle: smoke-test the waiting uploads (``arena.validation``: a hand against 
 itself, in the contest's sandbox and time control) and enter the ones that pass, the bot's
 older version retired (its ratings history stays); then, when no match is pending, plan one
 more round for every group of entrants and play it (``arena.ladder.running.run_pending``,
-the same as ``arena ladder run``).  A bot that cannot start in a match is paused and the
-rest play on.
+the same as ``arena ladder run``), until every bot has its ``matches_per_bot``.  A bot
+that cannot start in a match is paused and the rest play on.
 """
 
 from __future__ import annotations
@@ -47,6 +47,11 @@ IDLE_SECONDS = 3.0
 SNAPSHOT_EVERY = 60.0
 """Seconds at least between stored rating snapshots (the history chart's points) while
 playing."""
+MATCHES_PER_BOT = 200
+"""The player rests once every active bot has played this many matches (the ladder
+setting ``matches_per_bot``; the organizer's page changes it): ratings have settled long
+before, and a ladder that grows for ever only makes every refit slower.  A new bot or
+version starts it again."""
 REFIT_EVERY = 10.0
 """Seconds at least between refits of the standings while matches finish."""
 REFIT_SHARE = 0.2
@@ -217,9 +222,11 @@ class Player:
         if self._active_entries() < 2:
             return False
         rounds = int(settings.get("web_rounds", 0))
+        target = int(settings.get("matches_per_bot", MATCHES_PER_BOT))
         try:
+            # a new entrant's groups for the rounds planned so far: it catches up at once
             pending, _ = plan_ladder(self.engine, name, max(rounds, 1))
-            if not pending:
+            if not pending and self._fewest_matches() < target:
                 rounds += 1
                 update_settings(self.engine, name, web_rounds=rounds)
                 pending, _ = plan_ladder(self.engine, name, rounds)
@@ -245,6 +252,35 @@ class Player:
             self.pause(exc.bot, str(exc))
         self.refresh(final=True)
         return True
+
+    def _fewest_matches(self) -> int:
+        """The fewest finished matches any active entrant has played."""
+        from sqlalchemy import func
+
+        from ..ladder.store import Match, MatchSeat
+
+        with Session(self.engine) as session:
+            ladder = ladder_row(session, self.config.ladder)
+            active = [
+                vid
+                for (vid,) in session.execute(
+                    select(Entry.version_id).where(
+                        Entry.ladder_id == ladder.id,
+                        Entry.retired.is_(False),
+                        Entry.paused.is_(False),
+                    )
+                )
+            ]
+            played = dict(
+                session.execute(
+                    select(MatchSeat.version_id, func.count(func.distinct(MatchSeat.match_id)))
+                    .join(Match, Match.id == MatchSeat.match_id)
+                    .where(Match.ladder_id == ladder.id, Match.status == "done")
+                    .where(MatchSeat.version_id.in_(active))
+                    .group_by(MatchSeat.version_id)
+                ).all()
+            )
+        return min((played.get(v, 0) for v in active), default=0)
 
     def _active_entries(self) -> int:
         with Session(self.engine) as session:

@@ -17,6 +17,7 @@ from bigtwo import PRESETS, RulesError, RuleSet
 from ..ladder.store import Bot, BotVersion, Entry
 from .accounts import AccountError, create_user
 from .contest import contest_settings, ladder_row, played_any, set_rules, update_settings
+from .player import MATCHES_PER_BOT
 from .security import Visitor, check_csrf, require_organizer, visitor
 from .uploads import UploadLimits
 
@@ -58,6 +59,7 @@ def admin_context(request: Request, **extra: Any) -> dict[str, Any]:
         "rules_locked": played_any(engine, name),
         "bots": bots,
         "playing": state.config.play,
+        "matches_per_bot": settings.get("matches_per_bot", MATCHES_PER_BOT),
         "player_error": getattr(player, "last_error", "") if player else "",
         **extra,
     }
@@ -145,6 +147,23 @@ def admin_limits(
     if guard is not None:
         guard.upload_cap = limits.max_packed
     return RedirectResponse("/admin?saved=limits", status_code=303)
+
+
+@router.post("/admin/pace", include_in_schema=False)
+def admin_pace(
+    request: Request,
+    who: Who,
+    matches_per_bot: Annotated[int, Form(ge=1, le=1_000_000)],
+    csrf: Csrf = "",
+) -> Response:
+    """How many matches each bot plays before the player rests (until a new upload)."""
+    check_csrf(who, csrf)
+    require_organizer(who)
+    state = request.app.state
+    update_settings(state.engine, state.config.ladder, matches_per_bot=matches_per_bot)
+    if state.wake is not None:
+        state.wake()
+    return RedirectResponse("/admin?saved=pace", status_code=303)
 
 
 @router.post("/admin/users", include_in_schema=False)

@@ -470,3 +470,32 @@ def test_a_failing_player_never_takes_the_server_down(tmp_path, live_server):
     assert "no-such-sandbox" in page
     assert httpx.get(url + "/api/leaderboard").status_code == 200
     assert alice.get("/api/uploads/1").json()["status"] == "checking"
+
+
+def test_the_player_rests_once_every_bot_has_its_matches(tmp_path, live_server):
+    """matches_per_bot 1: one round, then nothing, until the organizer raises it."""
+    import time
+
+    from arena.web.contest import update_settings
+
+    app = create_app(WebConfig(db=str(tmp_path / "c.db"), play=True, sandbox="inproc"))
+    update_settings(app.state.engine, "contest", deals=1, matches_per_bot=1)
+    create_user(app.state.engine, "org", "organizer", "organizer-pw")
+    url = live_server(app)
+
+    def done() -> int:
+        return httpx.get(url + "/api/matches").json()["total"]
+
+    deadline = time.monotonic() + 60
+    while done() < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.3)
+    time.sleep(4)  # more than a cycle of the player: it rests
+    assert done() == 1
+    org = sign_in(url, "org", "organizer-pw")
+    r = org.post("/admin/pace", data={"matches_per_bot": "2", "csrf": csrf_of(org, "/admin")})
+    assert r.status_code == 303
+    deadline = time.monotonic() + 60
+    while done() < 2:
+        assert time.monotonic() < deadline, "raising the pace played nothing"
+        time.sleep(0.3)
