@@ -29,8 +29,20 @@ REQUIRE_PG = os.environ.get("ARENA_REQUIRE_POSTGRES") == "1"
 def db(request, tmp_path):
     """A fresh database: a SQLite file, or a new database on the PostgreSQL server (skipped
     without one, a failure under ARENA_REQUIRE_POSTGRES=1)."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "l.db")
+    yield from _fresh_database(request.param, tmp_path)
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def module_db(request, tmp_path_factory):
+    """``db`` made once per test module (and store): for a fixture that builds a ladder
+    that several tests only read, so it is played once, not once per test."""
+    yield from _fresh_database(request.param, tmp_path_factory.mktemp("db"))
+
+
+def _fresh_database(store, folder):
+    """Yields the URL (or file) of a new, empty database on ``store``; drops it after."""
+    if store == "sqlite":
+        yield str(folder / "l.db")
         return
     if not PG:
         if REQUIRE_PG:

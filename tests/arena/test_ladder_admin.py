@@ -73,10 +73,12 @@ def slip(tmp_path_factory):
     return slip_bot(tmp_path_factory.mktemp("bots"))
 
 
-@pytest.fixture
-def two_ladders(db, slip):
+@pytest.fixture(scope="module")
+def two_ladders(module_db, slip):
     """Ladder 'alpha' (three sample bots and the slip, two matches played) and 'beta'
-    (two sample bots, one match) in one database."""
+    (two sample bots, one match) in one database: played once per store, for the tests
+    that only read it (each run is seconds of bots and a refit)."""
+    db = module_db
     run(db, "--name", "alpha", *SAMPLES)
     run(db, "--name", "alpha", "--rounds", "2", slip)
     run(db, "--name", "beta", "--rules", "family", *SAMPLES[:2])
