@@ -335,7 +335,27 @@ def _commands():
     return list(walk(typer.main.get_command(app), ()))
 
 
-@pytest.mark.slow
+HELP_SWEEP = """
+import contextlib, io, json, sys
+from arena.cli import main
+out = {}
+for path in json.loads(sys.argv[1]):
+    sys.argv = ["arena", *path, "--help"]
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        try:
+            main()
+        except SystemExit as stop:
+            assert not stop.code, (path, stop.code)
+    out[" ".join(path)] = buf.getvalue()
+print(json.dumps(out))
+"""
+"""Every command's ``--help`` from one process: ``arena.cli.main`` (what ``arena`` and
+``python -m arena`` run) called once per command line, its stdout kept.  A process per
+command cost half a second each, 32 of them; the test below checks this output equals
+the real command's."""
+
+
 def test_help_names_values_not_python_types_and_wraps_whole_sentences():
     """Typer labelled options with their annotations (<bool> after a switch, <list[str]>,
     <int range>) and kept the docstrings' line breaks, so at another width a sentence
@@ -346,9 +366,18 @@ def test_help_names_values_not_python_types_and_wraps_whole_sentences():
 
     commands = _commands()
     assert ("ladder", "run") in commands and ("compare",) in commands
-    for path in commands:
-        for width in ("80", "160"):
-            out = arena(*path, "--help", env={**os.environ, "COLUMNS": width}).stdout
+    for width in ("80", "160"):
+        env = {**os.environ, "COLUMNS": width}
+        sweep = subprocess.run(
+            [sys.executable, "-c", HELP_SWEEP, json.dumps(commands)],
+            capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+        assert sweep.returncode == 0, sweep.stderr
+        helps = json.loads(sweep.stdout)
+        real = arena("ladder", "run", "--help", env=env)  # the sweep shows what arena shows
+        assert real.returncode == 0 and real.stdout == helps["ladder run"], width
+        for path in commands:
+            out = helps[" ".join(path)]
             assert out, path
             labels = re.findall(r"<(?:bool|str|int|float|list|path)[^>]*>", out)
             assert not labels, (path, labels)
