@@ -127,12 +127,14 @@ def test_a_killed_ladder_resumes_without_losing_or_doubling_a_match(db):
 def test_a_new_bot_joins_a_running_ladder(db):
     first = ladder_run(
         str(db),
+        "--deals",
+        "1",  # joining is about entrants, not deals: one deal a match is enough
         "--bots",
         SAMPLES[0],
         SAMPLES[1],
     )
     assert first.returncode == 0, first.stderr
-    second = ladder_run(db, "--bots", SAMPLES[2])
+    second = ladder_run(db, "--deals", "1", "--bots", SAMPLES[2])
     assert second.returncode == 0, second.stderr
     rows = json.loads(second.stdout)
     assert {r["bot"] for r in rows} == {"random", "greedy", "heuristic"}
@@ -364,7 +366,7 @@ def test_sample_bots_come_out_in_their_true_order_with_separated_intervals(prese
 
 
 def test_a_new_ladder_with_no_bots_plays_the_sample_bots(tmp_path):
-    proc = ladder_run(tmp_path / "l.db")
+    proc = ladder_run(tmp_path / "l.db", "--deals", "1")
     assert proc.returncode == 0, proc.stderr
     assert {r["bot"] for r in json.loads(proc.stdout)} == {"random", "greedy", "heuristic"}
 
@@ -374,6 +376,8 @@ def test_each_run_stores_a_rating_snapshot(tmp_path):
     for _ in range(2):
         proc = ladder_run(
             db,
+            "--deals",
+            "1",
             "--bots",
             SAMPLES[0],
             SAMPLES[2],
