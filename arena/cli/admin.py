@@ -16,17 +16,18 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..ladder import queries
-from ..ladder.queries import History
 from ..text import printable
 from .common import _fail, _shown, ladder_app, open_db, open_ladder, store_errors
 from .options import DbOpt
+
+if TYPE_CHECKING:  # the commands import arena.ladder.queries (SQLAlchemy) when they run
+    from ..ladder.queries import History
 
 LadderOpt = Annotated[str, typer.Option("--name", "--ladder", help="Ladder name.")]
 DETAIL_CAP = 300
@@ -49,6 +50,7 @@ def ladder_list(
     """
     from bigtwo import RuleSet
 
+    from ..ladder import queries
     from ..replay_view import rules_summary
 
     rows = queries.ladder_overview(open_db(db, RUN_MAKES_ONE))
@@ -106,6 +108,8 @@ def ladder_faults(
 
     Example: arena ladder faults my_bot@v2 --name default --limit 5
     """
+    from ..ladder import queries
+
     engine, ladder_id = open_ladder(db, name, RUN_MAKES_ONE)
     with store_errors():
         total, kinds, rows = queries.bot_faults(engine, ladder_id, bot, limit, JSON_DETAIL_CAP)
@@ -154,6 +158,8 @@ def ladder_retire(
     Its finished matches keep counting for everyone's ratings: they were
     played, and the other bots' results in them stand. --undo brings it back.
     """
+    from ..ladder import queries
+
     engine, ladder_id = open_ladder(db, name, RUN_MAKES_ONE)
     with store_errors():
         done = queries.retire(engine, ladder_id, bot, undo)
@@ -294,6 +300,8 @@ def ladder_plot(
         raise _fail(f"--from {source!r}: choose auto, snapshots or matches")
     if out is not None and out.suffix.lower() not in (".svg", ".png", ".pdf"):
         raise _fail(f"--out {out}: give a .svg, .png or .pdf file")
+    from ..ladder import queries
+
     engine, ladder_id = open_ladder(db, name, RUN_MAKES_ONE)
     retired = queries.retired_labels(engine, ladder_id)
     history, used = queries.rating_history(engine, ladder_id, source, points)
@@ -328,6 +336,8 @@ class NamedRecord(os.PathLike):
 @contextmanager
 def ladder_record(db: str, match_id: int, ladder: str | None) -> Iterator[NamedRecord]:
     """A ladder match's kept record as a file for ``arena replay`` (removed afterwards)."""
+    from ..ladder import queries
+
     engine = open_db(db, RUN_MAKES_ONE)
     try:
         with store_errors():

@@ -16,11 +16,12 @@ from rich.text import Text
 
 from bigtwo import RulesError, RuleSet
 
-from ..ladder.queries import StoreError, connect, database_exists, ladder_id
 from ..rules_options import load_rules
 from ..sandbox.base import SANDBOXES
 from ..text import printable
 
+# arena.ladder.queries (SQLAlchemy: a third of a second) is imported where a command uses
+# the database, so `arena match`, `demo`, `replay FILE` and `compare` start without it
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
@@ -142,6 +143,8 @@ def warn_host_packages(err: Console, specs: list[BotSpec]) -> None:
 
 def need_db(db: str, hint: str = "") -> None:
     """A database that must exist already (only ``ladder run`` creates one)."""
+    from ..ladder.queries import database_exists
+
     if not database_exists(db):
         raise _fail(f"--db {db}: no such database{hint}")
 
@@ -150,6 +153,8 @@ def need_db(db: str, hint: str = "") -> None:
 def store_errors() -> Iterator[None]:
     """A request the ladder database cannot answer (:class:`StoreError`) ends the command
     with its message (exit 2)."""
+    from ..ladder.queries import StoreError
+
     try:
         yield
     except StoreError as exc:
@@ -158,6 +163,8 @@ def store_errors() -> Iterator[None]:
 
 def open_db(db: str, hint: str = "") -> Engine:
     """The database ``db``, which must exist (:func:`need_db`, ``hint`` after its error)."""
+    from ..ladder.queries import connect
+
     need_db(db, hint)
     with store_errors():
         return connect(db)
@@ -166,6 +173,8 @@ def open_db(db: str, hint: str = "") -> Engine:
 def open_ladder(db: str, name: str, hint: str = "") -> tuple[Engine, int]:
     """The database and the id of its ladder ``name``; an unknown name is an error that
     lists the ladders there are."""
+    from ..ladder.queries import ladder_id
+
     engine = open_db(db, hint)
     with store_errors():
         return engine, ladder_id(engine, name, db)

@@ -12,15 +12,6 @@ from rich.console import Console
 
 from bigtwo import RuleSet
 
-from ..ladder.queries import (
-    connect,
-    ensure_ladder,
-    enter_bots,
-    entered,
-    holds_ladders,
-    plan_ladder,
-    save_snapshot,
-)
 from ..sandbox.base import SandboxUnavailable
 from ..sandbox.images import ImageBuildError
 from ..text import printable
@@ -72,6 +63,7 @@ def _ladder_setup(
     :class:`~arena.validation.Validation` is appended to ``refused``."""
     from ..bots import BotSpecError, bot_digest, bot_files
     from ..bots import resolve as resolve_bot
+    from ..ladder.queries import connect, ensure_ladder, enter_bots, entered
 
     with store_errors():
         engine = connect(db)
@@ -190,6 +182,7 @@ def ladder_run(
     )
 
     from ..ladder.duplicate import ROTATIONS
+    from ..ladder.queries import holds_ladders, plan_ladder, save_snapshot
     from ..ladder.running import run_pending
     from ..sandbox.base import choose_sandbox
     from .ladder_view import print_leaderboard, top  # here: `ladder show` lists after `run`

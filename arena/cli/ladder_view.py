@@ -11,7 +11,6 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from ..ladder.queries import export_blocks, leaderboard_rows
 from ..text import printable
 from .common import _shown, ladder_app, open_ladder
 from .options import DbOpt
@@ -28,6 +27,7 @@ def print_leaderboard(
     (and the superiority matrix with ``matrix``)."""
     from rich.table import Table
 
+    from ..ladder.queries import leaderboard_rows
     from ..ladder.ratings import SEPARATED_P
 
     rows = leaderboard_rows(engine, name, retired=all_)
@@ -111,6 +111,8 @@ def print_leaderboard(
 
 def top(engine: Any, name: str, n: int = 3) -> str:
     """The live top of the leaderboard, for the progress line."""
+    from ..ladder.queries import leaderboard_rows
+
     try:
         rows = leaderboard_rows(engine, name)
     except Exception:  # never let the live view stop a ladder
@@ -130,6 +132,8 @@ def ladder_export(
     """Every finished deal block (match, deal, seed, bot, points over its rotations), for
     analysis elsewhere: JSON lines, or CSV with --csv."""
     import csv
+
+    from ..ladder.queries import export_blocks
 
     records = export_blocks(open_ladder(db, name)[0], name)
     if csv_:  # text for people and spreadsheets: names made harmless (JSON escapes its own)
