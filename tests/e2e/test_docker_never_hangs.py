@@ -78,14 +78,15 @@ def statuses(db: Path) -> dict[str, int]:
 
 
 @pytest.mark.slow
-def test_a_docker_ladder_of_six_with_jobs_3_finishes_and_leaves_nothing(engine, tmp_path):
-    """The issue's ladder: 3 matches at once, each starting 4 containers per rotation while
+def test_a_docker_ladder_of_five_with_jobs_3_finishes_and_leaves_nothing(engine, tmp_path):
+    """The issue's ladder (it had six bots; five give the same three matches at once, in a
+    third of the time): 3 matches at once, each starting 4 containers per rotation while
     the other matches' containers are waited on; it stopped at its first match when each
     wait held a worker of the loop's default pool.  One bot exits at its first move in
     every ladder match: it forfeits, the ladder goes on and finishes, and no container is
     left."""
     db = tmp_path / "l.db"
-    bots = [*SAMPLES, str(HOSTILE / "good.py"), str(MINE / "plays_last.py"), CRASHER]
+    bots = [*SAMPLES, str(MINE / "plays_last.py"), CRASHER]
     t0 = time.monotonic()
     proc = arena(
         "ladder", "run", "--db", str(db), "--sandbox", "docker", "--jobs", "3", "--deals", "1",
@@ -93,16 +94,16 @@ def test_a_docker_ladder_of_six_with_jobs_3_finishes_and_leaves_nothing(engine, 
     )  # fmt: skip
     took = time.monotonic() - t0
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert statuses(db) == {"done": 15}, (statuses(db), took)  # every four of six
+    assert statuses(db) == {"done": 5}, (statuses(db), took)  # every four of five
     import json
 
     rows = {r["bot"]: r for r in json.loads(proc.stdout)}
     crasher = rows["exits_in_ladder_matches"]
-    assert crasher["forfeits"] == crasher["matches"] == 10  # every four of six with it
+    assert crasher["forfeits"] == crasher["matches"] == 4  # every four of five with it
     assert "Traceback" not in proc.stderr
     left, _ = gone_within(engine, tmp_path, 5)
     assert left == []
-    print(f"six bots, --jobs 3: {took:.1f} s")
+    print(f"five bots, --jobs 3: {took:.1f} s")
 
 
 def test_a_docker_ladder_with_a_bot_that_cannot_start_ends_promptly(engine, tmp_path):
