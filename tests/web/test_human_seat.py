@@ -1,0 +1,123 @@
+"""The human seat's relay (issue 12's groundwork), against the real referee over real gRPC:
+turns relayed with the legal moves, refusals answered with the engine's reason and nothing
+sent, a time-out played by the referee and said, a person who leaves handled as a bot that
+disconnects."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+from arena.bots import resolve
+from arena.match import run_match
+from arena.referee.session import TimeControl
+from arena.web.human import NOT_YOUR_TURN, HumanSeat
+from bigtwo import RuleSet
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def _match(person: HumanSeat, drive: Any, tc: TimeControl, hands: int = 1) -> dict:
+    """A match of ``hands`` hk hands: the person in seat 0, sample bots in-process."""
+    rules = RuleSet.preset("hk").replace(match_end="hands", match_end_value=hands)
+    bots = [resolve("remote:you"), resolve("random"), resolve("greedy"), resolve("heuristic")]
+    tasks: list[asyncio.Task] = []
+
+    def seated(creds, _name) -> None:
+        tasks.append(asyncio.create_task(person.play(creds)))
+        tasks.append(asyncio.create_task(drive(person, tasks)))
+
+    summary = await run_match(
+        bots, rules, "human-seat-test", tc, "inproc",
+        listen_tcp=f"127.0.0.1:{_port()}", on_remote=seated,
+    )  # fmt: skip
+    for t in tasks:
+        t.cancel()
+    outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+    failed = [o for o in outcomes if isinstance(o, Exception)]
+    assert not failed, failed  # the relay and the test's person never failed
+    return summary
+
+
+async def _next(person: HumanSeat, kind: str) -> dict:
+    while True:
+        update = await asyncio.wait_for(person.updates.get(), 30)
+        if update["type"] in (kind, "match_end", "closed"):
+            return update
+
+
+def test_turns_are_relayed_and_refusals_send_nothing():
+    refusals: list[str] = []
+    moves: list[dict] = []
+
+    async def drive(person: HumanSeat, _tasks) -> None:
+        while True:
+            update = await _next(person, "turn")
+            if update["type"] != "turn":
+                return
+            tid = update["turn_id"]
+            if not refusals:  # before the first move: three wrong answers, nothing sent
+                held = update["cards"]
+                refusals.append(await person.answer(tid, [held[0], held[1], held[2]]) or "")
+                refusals.append(await person.answer(tid, ["2S", "2S"]) or "")
+                refusals.append(await person.answer(tid + 1, "pass") or "")
+            legal = update["legal"]
+            assert await person.answer(tid, legal[0]) is None
+            moves.append(update)
+            assert await person.answer(tid, legal[0]) == NOT_YOUR_TURN  # answered already
+
+    person = HumanSeat()
+    summary = asyncio.run(_match(person, drive, TimeControl(move_ms=10_000)))
+    me = summary["seats"][0]
+    assert me["faults"] == [] and not me["forfeit"]  # the refusals never reached the referee
+    assert moves and all(m["legal"] for m in moves)
+    assert refusals[0].endswith("is not a combination under these rules") or "beat" in refusals[0]
+    assert refusals[1]  # a card twice: the engine's words
+    assert refusals[2] == NOT_YOUR_TURN
+    assert summary["match_over"] and len(summary["hands"]) == 1
+
+
+def test_a_time_out_is_played_by_the_referee_and_said():
+    updates: list[dict] = []
+
+    async def drive(person: HumanSeat, _tasks) -> None:
+        waited = False
+        while True:
+            update = await asyncio.wait_for(person.updates.get(), 30)
+            updates.append(update)
+            if update["type"] in ("match_end", "closed"):
+                return
+            if update["type"] == "turn":
+                if not waited:  # sit on the first turn: the referee's clock runs out
+                    waited = True
+                    stale = update["turn_id"]
+                    continue
+                assert await person.answer(stale, "pass") == NOT_YOUR_TURN
+                assert await person.answer(update["turn_id"], update["legal"][0]) is None
+
+    person = HumanSeat()
+    summary = asyncio.run(_match(person, drive, TimeControl(move_ms=1000, bank_ms=0)))
+    faults = [u for u in updates if u["type"] == "fault"]
+    assert faults and faults[0]["kind"] == "timeout"
+    mine = [u for u in updates if u["type"] == "move" and u["seat"] == 0]
+    assert mine[0]["by_referee"] and not any(m["by_referee"] for m in mine[1:])
+    assert summary["seats"][0]["faults"][0]["kind"] == "timeout"
+    assert not summary["seats"][0]["forfeit"]
+
+
+def test_a_person_who_leaves_is_a_disconnected_seat_and_the_match_ends():
+    async def drive(person: HumanSeat, tasks) -> None:
+        await _next(person, "turn")
+        tasks[0].cancel()  # the tab closes: the seat's stream ends
+
+    person = HumanSeat()
+    summary = asyncio.run(_match(person, drive, TimeControl(move_ms=1000, bank_ms=0), hands=2))
+    assert summary["match_over"] and len(summary["hands"]) == 2  # the fallback played on
+    me = summary["seats"][0]
+    assert me["forfeit"] and me["faults"]
+    assert all(not s["forfeit"] for s in summary["seats"][1:])
