@@ -330,7 +330,7 @@ def bot_faults(
 
 @dataclass
 class Retirement:
-    """What ``retire`` did: the versions it named, pending matches withdrawn or made
+    """What ``retire`` (or ``pause``) did: the versions it named, pending matches withdrawn or made
     pending again, the ladder's finished matches and how many of them the versions played."""
 
     labels: list[str]
@@ -344,15 +344,28 @@ def retire(engine: Engine, ladder_id: int, bot: str, undo: bool = False) -> Reti
     """Retire ``bot`` (``BOT``: every version; ``BOT@vN``: that one) from the ladder, or
     bring it back with ``undo``: its pending matches are withdrawn (or pending again when
     no retired version is left in them); its finished ones stay and keep counting."""
+    return _set_out(engine, ladder_id, bot, "retired", not undo)
+
+
+def pause(engine: Engine, ladder_id: int, bot: str, undo: bool = False) -> Retirement:
+    """Pause ``bot`` (it stays on the leaderboard, plays no match) or resume it with
+    ``undo``; its pending matches are withdrawn and restored as :func:`retire` does."""
+    return _set_out(engine, ladder_id, bot, "paused", not undo)
+
+
+def _set_out(engine: Engine, ladder_id: int, bot: str, flag: str, value: bool) -> Retirement:
+    """Set ``flag`` (``retired`` or ``paused``) of the entries ``bot`` names, then withdraw
+    every pending match that holds a retired or paused version and make pending again every
+    withdrawn one that holds none."""
     with Session(engine) as session, session.begin():
         picked = pick_entries(session, ladder_id, bot)
         for e in picked:
-            e.retired = not undo
+            setattr(e, flag, value)
         session.flush()
         out = {
             e.version_id
             for e in session.scalars(select(Entry).where(Entry.ladder_id == ladder_id))
-            if e.retired
+            if e.retired or e.paused
         }
         withdrawn = restored = 0
         for m in session.scalars(

@@ -32,9 +32,17 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..bots import BotSpecError, as_authored, resolve
-from ..ladder.queries import StoreError, enter_bots, plan_ladder, save_snapshot
+from ..ladder.queries import (
+    StoreError,
+    enter_bots,
+    entrants,
+    pause,
+    plan_ladder,
+    retire,
+    save_snapshot,
+)
 from ..ladder.running import BotCannotStart, run_pending
-from ..ladder.store import Bot, BotVersion, Entry, Ladder
+from ..ladder.store import Entry, Ladder
 from ..referee.session import TimeControl
 from ..sandbox.base import SandboxUnavailable
 from .botstore import bot_folder, finish_upload, unpack
@@ -196,24 +204,20 @@ class Player:
 
     def enter(self, name: str, runner_spec: str, digest: str) -> int:
         """Enter this version and retire the bot's other versions (the ladder plays the
-        newest; the older keep their matches and ratings history)."""
+        newest; the older keep their matches and ratings history), through the ladder's
+        own ``retire``, which also withdraws their pending matches."""
         enter_bots(self.engine, self.config.ladder, [(name, runner_spec, digest)])
-        with Session(self.engine) as session, session.begin():
-            ladder = ladder_row(session, self.config.ladder)
-            rows = session.execute(
-                select(Entry, BotVersion)
-                .join(BotVersion, Entry.version_id == BotVersion.id)
-                .join(Bot, BotVersion.bot_id == Bot.id)
-                .where(Entry.ladder_id == ladder.id, Bot.name == name)
-            ).all()
-            newest = 0
-            for entry, version in rows:
-                if version.source_hash == digest:
-                    newest = version.id
-                    entry.retired = False
-                else:
-                    entry.retired = True
-            return newest
+        with Session(self.engine) as session:
+            ladder_id = ladder_row(session, self.config.ladder).id
+            mine = entrants(session, ladder_id, name)
+            newest = next(e for e in mine if e.version.source_hash == digest)
+            newest_id, number, back = newest.version_id, newest.version.number, newest.retired
+            older = [e.version.number for e in mine if e is not newest and not e.retired]
+        if back:  # this code was entered before and retired since: it plays again
+            retire(self.engine, ladder_id, f"{name}@v{number}", undo=True)
+        for old in older:
+            retire(self.engine, ladder_id, f"{name}@v{old}")
+        return newest_id
 
     # ----- matches ------------------------------------------------------------------------
     async def play_round(self) -> bool:
@@ -298,19 +302,15 @@ class Player:
             )
 
     def pause(self, label: str, why: str) -> None:
-        from ..ladder.queries import parse_bot
-
-        base, number = parse_bot(label)
-        with Session(self.engine) as session, session.begin():
-            ladder = ladder_row(session, self.config.ladder)
-            for entry, version in session.execute(
-                select(Entry, BotVersion)
-                .join(BotVersion, Entry.version_id == BotVersion.id)
-                .join(Bot, BotVersion.bot_id == Bot.id)
-                .where(Entry.ladder_id == ladder.id, Bot.name == base)
-            ).all():
-                if number is None or version.number == number:
-                    entry.paused = True
+        """Pause the version that could not start (``label`` as the match named it),
+        withdrawing its pending matches, so that the next round does not meet it again."""
+        with Session(self.engine) as session:
+            ladder_id = ladder_row(session, self.config.ladder).id
+        try:
+            pause(self.engine, ladder_id, label)
+        except StoreError as exc:
+            log.warning("could not pause %s: %s", label, exc)
+            return
         log.warning("paused %s: %s", label, why)
 
     def refresh(self, final: bool = False) -> None:

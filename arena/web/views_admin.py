@@ -9,12 +9,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bigtwo import PRESETS, RulesError, RuleSet
 
-from ..ladder.store import Bot, BotVersion, Entry
+from ..ladder.queries import StoreError, entrants, pause, retire
 from .accounts import AccountError, create_user
 from .contest import contest_settings, ladder_row, played_any, set_rules, update_settings
 from .player import MATCHES_PER_BOT
@@ -40,14 +39,13 @@ def admin_context(request: Request, **extra: Any) -> dict[str, Any]:
         ladder = ladder_row(session, name)
         rules = ladder.rules
         bots = [
-            {"label": v.label, "bot": b.name, "retired": e.retired, "paused": e.paused}
-            for e, v, b in session.execute(
-                select(Entry, BotVersion, Bot)
-                .join(BotVersion, Entry.version_id == BotVersion.id)
-                .join(Bot, BotVersion.bot_id == Bot.id)
-                .where(Entry.ladder_id == ladder.id)
-                .order_by(Bot.name, BotVersion.number)
-            ).all()
+            {
+                "label": e.version.label,
+                "bot": e.version.bot.name,
+                "retired": e.retired,
+                "paused": e.paused,
+            }
+            for e in entrants(session, ladder.id)
         ]
     player = getattr(state, "player", None)
     return {
@@ -183,8 +181,10 @@ def admin_new_user(
     )
 
 
-ACTIONS = {"pause": ("paused", True), "resume": ("paused", False),
-           "retire": ("retired", True), "unretire": ("retired", False)}  # fmt: skip
+ACTIONS = {"pause": (pause, False), "resume": (pause, True),
+           "retire": (retire, False), "unretire": (retire, True)}  # fmt: skip
+"""Each action and the ladder's own operation (``arena ladder retire`` is the same), which
+also withdraws the bot's pending matches or puts them back."""
 
 
 @router.post("/admin/bots/{label}/{action}", include_in_schema=False)
@@ -193,28 +193,14 @@ def admin_bot(request: Request, who: Who, label: str, action: str, csrf: Csrf = 
     require_organizer(who)
     if action not in ACTIONS:
         raise HTTPException(404, f"no action {action!r} (pause, resume, retire, unretire)")
-    set_entry_flag(request, label, *ACTIONS[action])
-    wake = request.app.state.wake
-    if wake is not None:
-        wake()
-    return RedirectResponse("/admin?saved=bots", status_code=303)
-
-
-def set_entry_flag(request: Request, label: str, flag: str, value: bool) -> None:
-    from ..ladder.queries import parse_bot
-
-    base, number = parse_bot(label)
+    operation, undo = ACTIONS[action]
     state = request.app.state
-    with Session(state.engine) as session, session.begin():
-        ladder = ladder_row(session, state.config.ladder)
-        found = session.execute(
-            select(Entry, BotVersion)
-            .join(BotVersion, Entry.version_id == BotVersion.id)
-            .join(Bot, BotVersion.bot_id == Bot.id)
-            .where(Entry.ladder_id == ladder.id, Bot.name == base)
-        ).all()
-        picked = [e for e, v in found if number is None or v.number == number]
-        if not picked:
-            raise HTTPException(404, f"no bot {label!r} in this contest")
-        for entry in picked:
-            setattr(entry, flag, value)
+    with Session(state.engine) as session:
+        ladder_id = ladder_row(session, state.config.ladder).id
+    try:
+        operation(state.engine, ladder_id, label, undo)
+    except StoreError as exc:
+        raise HTTPException(404, str(exc)) from None
+    if state.wake is not None:
+        state.wake()
+    return RedirectResponse("/admin?saved=bots", status_code=303)

@@ -499,3 +499,49 @@ def test_the_player_rests_once_every_bot_has_its_matches(tmp_path, live_server):
     while done() < 2:
         assert time.monotonic() < deadline, "raising the pace played nothing"
         time.sleep(0.3)
+
+
+def _statuses(app) -> dict[str, int]:
+    from sqlalchemy import func, select
+
+    from arena.ladder.store import Match
+
+    with Session(app.state.engine) as s:
+        return dict(s.execute(select(Match.status, func.count()).group_by(Match.status)).all())
+
+
+def test_pausing_or_retiring_a_bot_withdraws_its_pending_matches_and_undo_restores(site):
+    """The organizer's buttons are the ladder's own retire (and pause): a bot taken out
+    plays none of its planned matches; brought back, they are pending again."""
+    from arena.ladder.queries import plan_ladder
+
+    url, app = site
+    plan_ladder(app.state.engine, "contest", 1)  # the house bots' one group
+    assert _statuses(app) == {"pending": 1}
+    org = sign_in(url, "org", "organizer-pw")
+    token = csrf_of(org, "/admin")
+    for out, back in (("pause", "resume"), ("retire", "unretire")):
+        assert org.post(f"/admin/bots/greedy/{out}", data={"csrf": token}).status_code == 303
+        assert _statuses(app) == {"withdrawn": 1}, out
+        assert org.post(f"/admin/bots/greedy/{back}", data={"csrf": token}).status_code == 303
+        assert _statuses(app) == {"pending": 1}, back
+    r = org.post("/admin/bots/greedy@v9/pause", data={"csrf": token})
+    assert r.status_code == 404 and "no version 9" in r.text
+
+
+def test_a_new_version_retires_the_old_one_and_its_pending_matches(site):
+    from arena.ladder.queries import entrants, plan_ladder
+    from arena.web.player import Player
+
+    _, app = site
+    player = Player(app.state)
+    first = player.enter("alicebot", "/nowhere/v1/bot.py", "a" * 64)
+    plan_ladder(app.state.engine, "contest", 1)
+    assert _statuses(app) == {"pending": 1}  # four bots: one group
+    second = player.enter("alicebot", "/nowhere/v2/bot.py", "b" * 64)
+    assert second != first
+    assert _statuses(app) == {"withdrawn": 1}  # the old version sat in it
+
+    with Session(app.state.engine) as s:
+        state = {e.version.label: e.retired for e in entrants(s, 1, "alicebot")}
+    assert state == {"alicebot": True, "alicebot@v2": False}
