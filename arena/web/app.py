@@ -12,37 +12,22 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..ladder.store import open_engine
 from .accounts import RateLimiter
 from .contest import StandingsCache, WebConfig, contest_settings, ensure_contest
+from .pages import HERE, render
 from .security import Guard, Visitor
 from .uploads import UploadLimits
 
-HERE = Path(__file__).parent
-templates = Jinja2Templates(directory=str(HERE / "templates"))
 UPLOAD_PATHS = ("/upload", "/api/bots")
-
-
-def render(
-    request: Request, who: Visitor, name: str, context: dict[str, Any], status: int = 200
-) -> HTMLResponse:
-    """A page: the template with the visitor and its form token."""
-    return templates.TemplateResponse(
-        request,
-        name,
-        {"user": who.account, "csrf": who.csrf, "title": "", **context},
-        status_code=status,
-    )
 
 
 def wants_json(request: Request) -> bool:

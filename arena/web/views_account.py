@@ -25,20 +25,13 @@ from .accounts import (
 )
 from .contest import contest_settings
 from .models import Upload
+from .pages import render
 from .security import SESSION_COOKIE, Visitor, check_csrf, cookie_options, require_account, visitor
 
 router = APIRouter()
 Who = Annotated[Visitor, Depends(visitor)]
 Field = Annotated[str, Form(max_length=300)]
 Csrf = Annotated[str, Form(max_length=200)]
-
-
-def _render(
-    request: Request, who: Visitor, name: str, ctx: dict[str, Any], status: int = 200
-) -> Response:
-    from .app import render
-
-    return render(request, who, name, ctx, status)
 
 
 def _address(request: Request) -> str:
@@ -59,7 +52,7 @@ def _signed_in(request: Request, account_id: int, to: str) -> Response:
 
 @router.get("/login", response_class=HTMLResponse, include_in_schema=False)
 def login_page(request: Request, who: Who) -> Response:
-    return _render(request, who, "login.html", {"title": "Sign in", "name": ""})
+    return render(request, who, "login.html", {"title": "Sign in", "name": ""})
 
 
 @router.post("/login", include_in_schema=False)
@@ -73,7 +66,7 @@ def login(request: Request, who: Who, name: Field, password: Field, csrf: Csrf =
         raise HTTPException(429, f"too many sign-in attempts: wait {int(wait) + 1} s")
     account = authenticate(request.app.state.engine, name, password)
     if account is None:
-        return _render(
+        return render(
             request, who, "login.html",
             {"title": "Sign in", "name": name, "error": "wrong name or password"}, 401,
         )  # fmt: skip
@@ -82,7 +75,7 @@ def login(request: Request, who: Who, name: Field, password: Field, csrf: Csrf =
 
 @router.get("/signup", response_class=HTMLResponse, include_in_schema=False)
 def signup_page(request: Request, who: Who) -> Response:
-    return _render(request, who, "signup.html", {"title": "Sign up", "name": ""})
+    return render(request, who, "signup.html", {"title": "Sign up", "name": ""})
 
 
 @router.post("/signup", include_in_schema=False)
@@ -98,11 +91,11 @@ def signup(
     code = contest_settings(state.engine, state.config.ladder).get("join_code") or ""
     if not code or not hmac.compare_digest(join_code.strip().encode(), code.encode()):
         ctx = {"title": "Sign up", "name": name, "error": "that join code is not this contest's"}
-        return _render(request, who, "signup.html", ctx, 403)
+        return render(request, who, "signup.html", ctx, 403)
     try:
         account, _ = create_user(state.engine, name, "participant", password)
     except AccountError as exc:
-        return _render(
+        return render(
             request, who, "signup.html", {"title": "Sign up", "name": name, "error": str(exc)}, 400
         )
     return _signed_in(request, account.id, "/upload")
@@ -146,7 +139,7 @@ def account_context(request: Request, who: Visitor, **extra: Any) -> dict[str, A
 
 @router.get("/account", response_class=HTMLResponse, include_in_schema=False)
 def account_page(request: Request, who: Who) -> Response:
-    return _render(request, who, "account.html", account_context(request, who))
+    return render(request, who, "account.html", account_context(request, who))
 
 
 @router.post("/account/password", include_in_schema=False)
@@ -158,11 +151,11 @@ def change_password(
     engine = request.app.state.engine
     if authenticate(engine, account.name, current) is None:
         ctx = account_context(request, who, error="the current password is wrong")
-        return _render(request, who, "account.html", ctx, 403)
+        return render(request, who, "account.html", ctx, 403)
     try:
         set_password(engine, account.id, new)
     except AccountError as exc:
-        return _render(
+        return render(
             request, who, "account.html", account_context(request, who, error=str(exc)), 400
         )
     end_other_sessions(engine, account.id, keep=who.session_token)
@@ -178,10 +171,10 @@ def new_token(
     try:
         token = create_token(request.app.state.engine, account.id, label)
     except AccountError as exc:
-        return _render(
+        return render(
             request, who, "account.html", account_context(request, who, error=str(exc)), 400
         )
-    return _render(request, who, "account.html", account_context(request, who, new_token=token))
+    return render(request, who, "account.html", account_context(request, who, new_token=token))
 
 
 @router.post("/account/tokens/{token_id}/revoke", include_in_schema=False)

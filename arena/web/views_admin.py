@@ -16,6 +16,7 @@ from bigtwo import PRESETS, RulesError, RuleSet
 from ..ladder.queries import StoreError, entrants, pause, retire
 from .accounts import AccountError, create_user
 from .contest import contest_settings, ladder_row, played_any, set_rules, update_settings
+from .pages import render
 from .player import MATCHES_PER_BOT
 from .security import Visitor, check_csrf, require_organizer, visitor
 from .uploads import UploadLimits
@@ -23,12 +24,6 @@ from .uploads import UploadLimits
 router = APIRouter()
 Who = Annotated[Visitor, Depends(visitor)]
 Csrf = Annotated[str, Form(max_length=200)]
-
-
-def _render(request: Request, who: Visitor, ctx: dict[str, Any], status: int = 200) -> Response:
-    from .app import render
-
-    return render(request, who, "admin.html", ctx, status)
 
 
 def admin_context(request: Request, **extra: Any) -> dict[str, Any]:
@@ -66,7 +61,7 @@ def admin_context(request: Request, **extra: Any) -> dict[str, Any]:
 @router.get("/admin", response_class=HTMLResponse, include_in_schema=False)
 def admin_page(request: Request, who: Who) -> Response:
     require_organizer(who)
-    return _render(request, who, admin_context(request))
+    return render(request, who, "admin.html", admin_context(request))
 
 
 @router.post("/admin/rules", include_in_schema=False)
@@ -95,7 +90,7 @@ def admin_rules(
             rules = RuleSet.from_dict(data)
         set_rules(request.app.state.engine, request.app.state.config.ladder, rules)
     except (RulesError, ValueError) as exc:
-        return _render(request, who, admin_context(request, error=str(exc)), 400)
+        return render(request, who, "admin.html", admin_context(request, error=str(exc)), 400)
     return RedirectResponse("/admin?saved=rules", status_code=303)
 
 
@@ -109,7 +104,7 @@ def admin_join_code(
     code = code.strip() or secrets.token_urlsafe(6)
     if not (4 <= len(code) <= 64 and code.isascii() and code.isprintable() and " " not in code):
         why = "a join code is 4-64 printable ASCII characters, no spaces"
-        return _render(request, who, admin_context(request, error=why), 400)
+        return render(request, who, "admin.html", admin_context(request, error=why), 400)
     update_settings(request.app.state.engine, request.app.state.config.ladder, join_code=code)
     return RedirectResponse("/admin?saved=code", status_code=303)
 
@@ -139,7 +134,7 @@ def admin_limits(
             }
         )
     except ValueError as exc:
-        return _render(request, who, admin_context(request, error=str(exc)), 400)
+        return render(request, who, "admin.html", admin_context(request, error=str(exc)), 400)
     update_settings(state.engine, state.config.ladder, upload_limits=limits.to_dict())
     guard = state.guard.get("guard")
     if guard is not None:
@@ -175,9 +170,12 @@ def admin_new_user(
     try:
         account, password = create_user(request.app.state.engine, name, "participant")
     except AccountError as exc:
-        return _render(request, who, admin_context(request, error=str(exc)), 400)
-    return _render(
-        request, who, admin_context(request, created={"name": account.name, "password": password})
+        return render(request, who, "admin.html", admin_context(request, error=str(exc)), 400)
+    return render(
+        request,
+        who,
+        "admin.html",
+        admin_context(request, created={"name": account.name, "password": password}),
     )
 
 

@@ -9,18 +9,20 @@ import math
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from bigtwo import RuleSet
 from bigtwo.record import decompress
 
+from ..ladder.leaderboard import counts
 from ..ladder.queries import bot_faults, parse_bot, rating_history
 from ..ladder.store import Bot, Match, MatchRecord, MatchSeat
 from ..replay_view import rules_summary
 from .contest import PUBLIC_SETTINGS, bot_versions, head_to_head, ladder_row, version_labels
 from .models import BotOwner, Upload, User
+from .pages import render
 from .security import Visitor, visitor
 
 router = APIRouter()
@@ -60,15 +62,8 @@ def standings_data(request: Request) -> dict[str, Any]:
     config = state.config
     kept = state.standings.get(state.engine, config.ladder)
     with Session(state.engine) as session:
-        ladder = ladder_row(session, config.ladder)
         who_owns = owners(session)
-        status = dict(
-            session.execute(
-                select(Match.status, func.count())
-                .where(Match.ladder_id == ladder.id)
-                .group_by(Match.status)
-            ).all()
-        )
+        status = counts(session, config.ladder)  # what `arena ladder list` counts
     rows = []
     for row in kept.rows:
         base = parse_bot(row["bot"])[0]
@@ -113,14 +108,14 @@ def _charts(request: Request, rows: list[dict[str, Any]]) -> dict[str, Any]:
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
 def leaderboard_page(request: Request, who: Who) -> Response:
     data = standings_data(request)
-    return _render(request, who, "leaderboard.html", {**data, **_charts(request, data["rows"])})
+    return render(request, who, "leaderboard.html", {**data, **_charts(request, data["rows"])})
 
 
 @router.get("/fragments/leaderboard", response_class=HTMLResponse, include_in_schema=False)
 def leaderboard_fragment(request: Request, who: Who) -> Response:
     """The table alone: the page's script swaps it in when matches finish."""
     data = standings_data(request)
-    return _render(
+    return render(
         request, who, "leaderboard_table.html", {**data, **_charts(request, data["rows"])}
     )
 
@@ -232,7 +227,7 @@ def upload_row(u: Upload) -> dict[str, Any]:
 @router.get("/bots/{name}", response_class=HTMLResponse, include_in_schema=False)
 def bot_page(request: Request, who: Who, name: str) -> Response:
     data = bot_data(request, who, name)
-    return _render(request, who, "bot.html", data)
+    return render(request, who, "bot.html", data)
 
 
 @router.get("/api/bots/{name}", tags=["bots"])
@@ -301,7 +296,7 @@ BotFilter = Annotated[str | None, Query(max_length=120, description="only this b
 
 @router.get("/matches", response_class=HTMLResponse, include_in_schema=False)
 def matches_page(request: Request, who: Who, bot: BotFilter = None, page: Page = 1) -> Response:
-    return _render(request, who, "matches.html", matches_data(request, bot or None, page))
+    return render(request, who, "matches.html", matches_data(request, bot or None, page))
 
 
 @router.get("/api/matches", tags=["matches"])
@@ -349,7 +344,7 @@ MatchId = Annotated[int, "a match id"]
 
 @router.get("/matches/{match_id}", response_class=HTMLResponse, include_in_schema=False)
 def match_page(request: Request, who: Who, match_id: int) -> Response:
-    return _render(request, who, "match.html", match_data(request, match_id))
+    return render(request, who, "match.html", match_data(request, match_id))
 
 
 @router.get("/api/matches/{match_id}", tags=["matches"])
@@ -390,7 +385,7 @@ def rules_data(request: Request) -> dict[str, Any]:
 
 @router.get("/rules", response_class=HTMLResponse, include_in_schema=False)
 def rules_page(request: Request, who: Who) -> Response:
-    return _render(request, who, "rules.html", rules_data(request))
+    return render(request, who, "rules.html", rules_data(request))
 
 
 @router.get("/api/rules", tags=["ladder"])
@@ -415,14 +410,4 @@ def api_page(request: Request, who: Who) -> Response:
         for path, ops in spec.get("paths", {}).items()
         for method, op in ops.items()
     ]
-    return _render(request, who, "api.html", {"routes": routes})
-
-
-def _render(request: Request, who: Visitor, name: str, context: dict[str, Any]) -> Response:
-    from .app import render
-
-    return render(request, who, name, context)
-
-
-def json_error(status: int, reason: str) -> JSONResponse:
-    return JSONResponse({"error": reason}, status_code=status)
+    return render(request, who, "api.html", {"routes": routes})

@@ -16,19 +16,12 @@ from sqlalchemy.orm import Session
 from .botstore import NameTaken, check_bot_name, store_upload
 from .contest import contest_settings
 from .models import Upload
+from .pages import render
 from .security import Visitor, check_csrf, require_account, visitor
 from .uploads import UploadLimits, UploadRefused, check_upload
 
 router = APIRouter()
 Who = Annotated[Visitor, Depends(visitor)]
-
-
-def _render(
-    request: Request, who: Visitor, name: str, ctx: dict[str, Any], status: int = 200
-) -> Response:
-    from .app import render
-
-    return render(request, who, name, ctx, status)
 
 
 async def receive_upload(
@@ -72,7 +65,7 @@ def upload_page(request: Request, who: Who) -> Response:
     limits = UploadLimits.from_dict(
         contest_settings(state.engine, state.config.ladder)["upload_limits"]
     )
-    return _render(
+    return render(
         request, who, "upload.html",
         {"title": "Upload a bot", "limits": limits, "playing": state.config.play},
     )  # fmt: skip
@@ -136,7 +129,7 @@ def _paths(row: Upload) -> list[str]:
 @router.get("/uploads/{upload_id}", response_class=HTMLResponse, include_in_schema=False)
 def upload_status_page(request: Request, who: Who, upload_id: int) -> Response:
     data = upload_data(request, who, upload_id)
-    return _render(
+    return render(
         request, who, "upload_status.html", {"title": f"Upload {upload_id}", "upload": data}
     )
 
