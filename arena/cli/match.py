@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from ..bots import unique_names
 from ..demo import DemoPrinter, match_summary, play_match, standings_table
 from ..sandbox.base import SandboxUnavailable
 from ..sandbox.images import ImageBuildError
@@ -195,7 +196,7 @@ def match(
     if seed is None:  # unguessable: bots may try candidate seeds against their own cards
         seed = secrets.randbits(63)
     console = Console(quiet=as_json, highlight=False)
-    printer = _HandPrinter(console, [s.name for s in specs])
+    printer = _HandPrinter(console, unique_names(specs))  # as the standings name seats
 
     def show_remote(creds: Any, name: str) -> None:
         _err().print(

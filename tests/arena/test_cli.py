@@ -155,6 +155,14 @@ def test_match_live_table_and_standings():
     )
     assert proc.returncode == 0, proc.stderr
     assert "hand  winner" in proc.stdout and "final standings" in proc.stdout
+    # the winner column names the bot (it said "seat 3"), and as the standings do: with
+    # the same bot twice, which copy ("greedy" alone did not say)
+    lines = proc.stdout.splitlines()
+    header = next(ln for ln in lines if ln.startswith("hand  winner"))
+    assert header.split()[2:] == ["greedy#1", "greedy#2", "random", "heuristic"], header
+    rows = [ln.split() for ln in lines if ln[:4].strip() in ("1", "2")]
+    assert [r[0] for r in rows] == ["1", "2"], lines
+    assert all(r[1] in ("greedy#1", "greedy#2", "random", "heuristic") for r in rows), rows
 
 
 @pytest.mark.parametrize(
