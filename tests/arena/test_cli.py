@@ -384,6 +384,12 @@ def test_help_names_values_not_python_types_and_wraps_whole_sentences():
         helps = json.loads(sweep.stdout)
         real = arena("ladder", "run", "--help", env=env)  # the sweep shows what arena shows
         assert real.returncode == 0 and real.stdout == helps["ladder run"], width
+        # the README's `ladder run --bots A B C` is in its help, and so is --move-ms (taken
+        # but undocumented); compare has the time control of `arena match`
+        flat = " ".join(helps["ladder run"].replace("│", " ").split())
+        assert "also --bots A B C" in flat and "--move-ms MS [x>=1] Time allowed per move" in flat
+        for option in ("--move-ms", "--bank-ms", "--startup-ms", "--max-strikes"):
+            assert option in helps["compare"] and option in helps["match"], option
         for path in commands:
             out = helps[" ".join(path)]
             assert out, path
