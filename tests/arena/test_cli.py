@@ -390,6 +390,8 @@ def test_help_names_values_not_python_types_and_wraps_whole_sentences():
         assert "also --bots A B C" in flat and "--move-ms MS [x>=1] Time allowed per move" in flat
         for option in ("--move-ms", "--bank-ms", "--startup-ms", "--max-strikes"):
             assert option in helps["compare"] and option in helps["match"], option
+        said = " ".join(helps["match"].replace("│", " ").split())  # hands: one rule, stated
+        assert "hands and turns count from 0" in said and "tables count hands from 1" in said
         for path in commands:
             out = helps[" ".join(path)]
             assert out, path

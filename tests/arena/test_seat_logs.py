@@ -115,6 +115,11 @@ def test_act_returning_none_shows_the_reason_in_the_table_not_only_illegal():
     assert "seat 0 none_bot: illegal ×3 (hand 1 turn" in out
     assert "act() returned None, which is not a play" in out
     assert out.count("act() returned None") == 1
+    # one numbering each, as --help says: the table's "hand 1" is JSON's hand 0 (a list
+    # index: hands[0]), the same deal (same seed)
+    data = json.loads(match("process", BOTS / "none_bot.py", "--json").stdout)
+    assert [f["hand"] for f in data["seats"][0]["faults"]] == [0, 0, 0]
+    assert data["hands"][0]["hand"] == 0
 
 
 def test_log_names_of_hostile_bot_names_stay_in_the_folder(tmp_path):
