@@ -194,6 +194,7 @@ async def run_match(
     segments: list[list[int]] | None = None,
     all_must_start: bool = False,
     log_dir: Path | None = None,
+    seat_time: dict[int, TimeControl] | None = None,
 ) -> dict[str, Any]:
     """Play one match; returns the result summary (see MatchSession.summary).
 
@@ -212,7 +213,10 @@ async def run_match(
 
     ``log_dir``: keep each seat's output there (see ``arena.seatlogs``); each seat's
     ``log`` in the result and the record's header names its file.  Without it, what a bot
-    prints lives only as long as its instance (its last words name its faults)."""
+    prints lives only as long as its instance (its last words name its faults).
+
+    ``seat_time``: a seat's own time control in place of ``time_control`` (a person's seat:
+    seconds a move, where a bot has one); the startup allowance stays the match's."""
     if any(b.remote for b in bots) and not listen_tcp:
         raise ValueError("a remote seat needs a TCP address to listen on (--listen HOST:PORT)")
     if segments is not None:
@@ -266,7 +270,14 @@ async def run_match(
         sessions = [
             MatchSession(
                 rules,
-                [SeatSpec(n, log=logs.path(i) if logs else None) for i, n in enumerate(names)],
+                [
+                    SeatSpec(
+                        n,
+                        log=logs.path(i) if logs else None,
+                        time_control=(seat_time or {}).get(i),
+                    )
+                    for i, n in enumerate(names)
+                ],
                 seed,
                 time_control,
                 match_id=base_id if len(plan) == 1 else f"{base_id}.{k}",

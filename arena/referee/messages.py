@@ -57,7 +57,10 @@ def match_header(
 ) -> dict[str, Any]:
     """The record's ``match`` event (``explicit``: the deals are given, not the seed's)."""
     listed = [
-        {"seat": i, "bot": s.name} | ({"log": s.log} if s.log else {}) for i, s in enumerate(seats)
+        {"seat": i, "bot": s.name}
+        | ({"log": s.log} if s.log else {})
+        | ({"time_control": asdict(s.time_control)} if s.time_control else {})
+        for i, s in enumerate(seats)
     ]
     return header(match_id, rules, seed, listed, sandbox, explicit, time_control=asdict(tc))
 

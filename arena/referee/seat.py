@@ -30,6 +30,9 @@ class SeatSpec:
     name: str
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     log: str | None = None  # where the seat's output is kept (arena match --logs), if it is
+    time_control: Any = None
+    """This seat's own TimeControl (a person's seat thinks in seconds, a bot's in ms);
+    None: the match's.  Its startup allowance is the match's whatever it says."""
 
 
 @dataclass
@@ -76,6 +79,7 @@ class Seat:
         self.forfeited = False
         self.forfeit_hand: int | None = None  # the hand in which the fallback took over
         self.bank_ms = bank_ms
+        self.tc: Any = spec.time_control  # the session sets the match's when None
         self.faults: list[Fault] = []
         self.bot_name = ""
         self.late_answers = 0  # answers to turns that had timed out (expected, ignored)

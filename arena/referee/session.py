@@ -127,7 +127,9 @@ class MatchSession:
         self.seed = seed
         self.tc = time_control or TimeControl()
         self.match_id = match_id or secrets.token_hex(8)
-        self.seats = [Seat(i, s, self.tc.bank_ms) for i, s in enumerate(seats)]
+        self.seats = [Seat(i, s, (s.time_control or self.tc).bank_ms) for i, s in enumerate(seats)]
+        for seat in self.seats:
+            seat.tc = seat.spec.time_control or self.tc
         self.game = (
             Game(rules, seed=seed) if deals is None else Game.from_hands(rules, deals[0], seed=seed)
         )
@@ -160,7 +162,7 @@ class MatchSession:
         seat.bot_name = printable(bot_name, 100)  # the bot's words: see arena.text
         seat.connected.set()
         names = [s.spec.name for s in self.seats]
-        seat.send(msgs.match_start(self.match_id, seat.index, self.rules, self.tc, names))
+        seat.send(msgs.match_start(self.match_id, seat.index, self.rules, seat.tc, names))
         seat.flush()
 
     def detach(self, seat: Seat, reason: str) -> None:
@@ -207,7 +209,7 @@ class MatchSession:
             seat.forfeited = True
         else:
             seat.strikes += 1
-            if seat.strikes >= self.tc.max_strikes:
+            if seat.strikes >= seat.tc.max_strikes:
                 seat.forfeited = True
         if seat.forfeited and seat.forfeit_hand is None:
             if hand is None:  # before the first hand, or after the last one
@@ -311,9 +313,10 @@ class MatchSession:
 
     async def _ask(self, seat: Seat, turn_id: int) -> Move | None:
         """The seat's move, or None after recording a fault (caller plays the default)."""
-        seat.send(msgs.turn_request(self.game, turn_id, self.tc.move_ms, seat.bank_ms))
+        tc = seat.tc
+        seat.send(msgs.turn_request(self.game, turn_id, tc.move_ms, seat.bank_ms))
         start = time.perf_counter()
-        budget = (self.tc.move_ms + seat.bank_ms) / 1000
+        budget = (tc.move_ms + seat.bank_ms) / 1000
         try:
             async with asyncio.timeout(budget):  # cheaper than wait_for: no new task
                 await seat.flush_now()
@@ -335,9 +338,7 @@ class MatchSession:
             except TimeoutError:
                 seat.bank_ms = 0
                 seat.overdue.add(turn_id)  # its answer may still come, once
-                self._fault(
-                    seat, "timeout", f"no action within {self.tc.move_ms} ms plus the time bank"
-                )
+                self._fault(seat, "timeout", f"no action within {tc.move_ms} ms plus the time bank")
                 return None
             if isinstance(msg, tuple) and msg[0] is DISCONNECTED:
                 # a bot that died takes its stream with it: give the sandbox a moment to
@@ -374,8 +375,8 @@ class MatchSession:
                 continue
             # round trips are measured for answers to the turn asked only
             self.turn_times_ms.append(elapsed_ms)
-            if elapsed_ms > self.tc.move_ms:
-                seat.bank_ms = max(0, seat.bank_ms - int(elapsed_ms - self.tc.move_ms))
+            if elapsed_ms > tc.move_ms:
+                seat.bank_ms = max(0, seat.bank_ms - int(elapsed_ms - tc.move_ms))
             return self._judge(seat, action)
 
     def _judge(self, seat: Seat, action: pb.Action) -> Move | None:

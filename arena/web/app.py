@@ -16,15 +16,18 @@ from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..ladder.store import open_engine
+from ..referee.session import TimeControl
+from . import games
 from .accounts import RateLimiter
 from .contest import StandingsCache, WebConfig, contest_settings, ensure_contest
 from .pages import HERE, render
 from .security import Guard, Visitor
+from .tables import Tables
 from .uploads import UploadLimits
 
 UPLOAD_PATHS = ("/upload", "/api/bots")
@@ -48,6 +51,7 @@ def create_app(config: WebConfig) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         player = None
+        games.interrupt_unfinished(engine)
         if config.play:
             from .player import Player
 
@@ -56,6 +60,7 @@ def create_app(config: WebConfig) -> FastAPI:
         try:
             yield
         finally:
+            await state.tables.close()
             if player is not None:
                 player.stop()
             engine.dispose()
@@ -74,11 +79,24 @@ def create_app(config: WebConfig) -> FastAPI:
     state.login_limiter = RateLimiter(300.0)
     state.upload_limiter = RateLimiter(3600.0)
     state.wake = None  # the player's: set when there is new work
+    settings = contest_settings(engine, config.ladder)
+    state.tables = Tables(
+        sandbox=config.sandbox,
+        time_control=TimeControl(**settings.get("time_control", {})),
+        store_start=lambda table: games.started(engine, table),
+        store_end=lambda table, summary, record: games.ended(engine, table, summary, record),
+    )
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
-    from . import views_account, views_admin, views_ladder, views_upload
+    from . import views_account, views_admin, views_ladder, views_play, views_upload
 
-    for module in (views_ladder, views_account, views_upload, views_admin):
+    if config.local_play:
+
+        @app.get("/", include_in_schema=False)
+        def home() -> Response:
+            return RedirectResponse("/play", status_code=303)
+
+    for module in (views_play, views_ladder, views_account, views_upload, views_admin):
         app.include_router(module.router)
 
     guard_holder: dict[str, Guard] = {}

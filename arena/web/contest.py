@@ -58,7 +58,11 @@ class WebConfig:
     """Sign-in (and sign-up) attempts per 5 minutes: per account, per address."""
     upload_limits: tuple[int, int] = (20, 200)
     """Uploads per hour: per account, per address."""
+    local_play: bool = False
+    """``arena play``: one person on the loopback address, no accounts; the Play page only."""
     extra: dict[str, Any] = field(default_factory=dict)
+    """Settings for tests and ``arena play``: ``human_move_ms`` (a person's move time),
+    ``play_rules`` (the Play form's default rules)."""
 
     def data_dir(self) -> Path:
         if self.data is not None:

@@ -14,12 +14,15 @@ and, when the move is not legal, returns the engine's reason and sends nothing.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import grpc
 
-from bigtwo import PASS, RuleSet
+from bigtwo import PASS, Observation, RuleSet
+from bigtwo.cards import format_cards, parse_cards
 from bigtwo.client import MAX_MESSAGE_BYTES, SeatView
 from bigtwo.v1 import referee_pb2 as pb
 from bigtwo.v1 import referee_pb2_grpc as pb_grpc
@@ -30,8 +33,23 @@ from ..sandbox.base import Credentials
 NOT_YOUR_TURN = "it is not your turn (the referee may have played your time-out's move)"
 
 
-def _cards(ids: Sequence[int], rules: RuleSet) -> list[str]:
-    return [str(c) for c in rules.sort_cards(ids)]
+def epoch_ms() -> float:
+    """Wall-clock ms: what the page compares with its own clock (countdowns, latency)."""
+    return round(time.time() * 1000, 1)
+
+
+def _move_json(move: Any) -> dict[str, Any]:
+    """A move as the page gets it: its cards (None for a pass) and its words."""
+    if move is PASS:
+        return {"cards": None, "label": "pass"}
+    return {"cards": [str(c) for c in move.cards], "label": move.describe()}
+
+
+def _shown(rules: RuleSet, cards: Sequence[str]) -> str:
+    try:
+        return format_cards(rules.sort_cards(parse_cards(" ".join(cards))))
+    except ValueError:
+        return " ".join(cards)
 
 
 class HumanSeat:
@@ -81,68 +99,136 @@ class HumanSeat:
         if kind == "match_start":
             started = self._view = SeatView(msg.match_start)
             self.seat, self.rules = started.seat, started.rules
-            put({"type": "match_start", "seat": started.seat, "rules": started.rules.to_dict()})
+            tc = msg.match_start.time_control
+            put(
+                {
+                    "type": "match_start",
+                    "seat": started.seat,
+                    "names": list(started.seat_names),
+                    "rules": started.rules.to_dict(),
+                    "move_ms": tc.move_ms,
+                    "bank_ms": tc.bank_ms,
+                    "max_strikes": tc.max_strikes,
+                }
+            )
             return None
         view = self._view
         if view is None:
             raise RuntimeError(f"referee sent {kind} before match_start")
-        rules = view.rules
         if kind == "hand_start":
             view.hand_start(msg.hand_start)
             obs = view.observation()
-            put({"type": "hand_start", "hand": obs.hand_no, "cards": [str(c) for c in obs.hand]})
+            must = view.opening_card
+            put(
+                {
+                    "type": "hand_start",
+                    "hand": obs.hand_no,
+                    "cards": [str(c) for c in obs.hand],
+                    "cards_left": list(obs.cards_left),
+                    "leader": view.leader,
+                    "must_include": str(must) if must is not None else None,
+                }
+            )
         elif kind == "turn":
             self._turn = msg.turn
             obs = view.observation(msg.turn)
+            trick = obs.trick
             put(
                 {
                     "type": "turn",
                     "turn_id": msg.turn.turn_id,
+                    "hand": obs.hand_no,
                     "cards": [str(c) for c in obs.hand],
-                    "to_beat": [str(c) for c in obs.trick.cards] if obs.trick else None,
-                    "legal": [
-                        "pass" if m is PASS else [str(c) for c in m.cards]  # type: ignore[union-attr]
-                        for m in obs.legal_moves
-                    ],
+                    "to_beat": [str(c) for c in trick.cards] if trick else None,
+                    "to_beat_label": trick.describe() if trick else None,
+                    "legal": [_move_json(m) for m in obs.legal_moves],
+                    "must_include": str(obs.must_include) if obs.must_include else None,
+                    "locked_out": sorted(obs.locked_out),
+                    "reversed": obs.reversed,
                     "cards_left": list(obs.cards_left),
                     "move_ms": msg.turn.move_ms_left,
                     "bank_ms": msg.turn.bank_ms_left,
+                    "sent": epoch_ms(),
                 }
             )
         elif kind == "move":
             action = view.move(msg.move)
             if action.seat == self.seat:
                 self._turn = None  # answered, or played by the referee for the time-out
-            cards = (
-                None
-                if action.move is PASS
-                else _cards(
-                    [int(c) for c in action.move.cards],
-                    rules,  # type: ignore[union-attr]
-                )
-            )
             put(
                 {
                     "type": "move",
+                    "hand": action.hand,
                     "seat": action.seat,
-                    "cards": cards,
+                    "lead": action.lead,
                     "by_referee": msg.move.by_referee,
+                    "cards_left": list(view.cards_left),
+                    "t": epoch_ms(),
                 }
+                | _move_json(action.move)
             )
         elif kind == "trick_won":
             view.trick_won(msg.trick_won)
             put({"type": "trick_won", "seat": msg.trick_won.seat})
         elif kind == "hand_end":
             result = view.hand_end(msg.hand_end)
-            put({"type": "hand_end", "winner": result.winner, "scores": list(result.scores)})
+            put(
+                {
+                    "type": "hand_end",
+                    "hand": result.hand,
+                    "winner": result.winner,
+                    "cards_left": list(result.cards_left),
+                    "penalties": list(result.penalties),
+                    "scores": list(result.scores),
+                    "cumulative": list(result.cumulative),
+                }
+            )
         elif kind == "fault":
             f = msg.fault
             put({"type": "fault", "kind": f.kind, "detail": f.detail, "strikes": f.strikes})
         elif kind == "match_end":
             end = msg.match_end
-            put({"type": "match_end", "scores": list(end.scores), "places": list(end.places)})
+            put(
+                {
+                    "type": "match_end",
+                    "scores": list(end.scores),
+                    "places": list(end.places),
+                    "forfeited": list(end.forfeited),
+                }
+            )
             return end
         return None
+
+    def check(self, cards: Sequence[str]) -> dict[str, Any]:
+        """A selection in the engine's words, whether it is the person's turn or not:
+        ``label`` (``pair of 9s (9D 9S)``, ``not a combination``), ``playable`` (it may be
+        played now) and ``why`` it may not (the refusal the referee would give)."""
+        view = self._view
+        if view is None:
+            return {"label": "", "playable": False, "why": "the match has not started yet"}
+        if not cards:
+            return {"label": "", "playable": False, "why": "choose cards"}
+        text = " ".join(cards)
+        try:
+            combo = view.rules.classify(text)
+        except ValueError as exc:
+            return {"label": "not cards", "playable": False, "why": str(exc)}
+        if combo is None:
+            why = f"{_shown(view.rules, cards)} is not a combination under these rules"
+            return {"label": "not a combination", "playable": False, "why": why}
+        label = combo.describe()
+        if self._turn is None:
+            return {"label": label, "playable": False, "why": "wait for your turn"}
+        why = view.position.refusal(combo)
+        return {"label": label, "playable": not why, "why": why or None}
+
+    def observation(self) -> Observation | None:
+        """The person's observation at their turn (None when it is not their turn): what a
+        bot would be given, for a hint.  Its history is a copy (the relay goes on)."""
+        if self._turn is None or self._view is None:
+            return None
+        obs = self._view.observation(self._turn)
+        return dataclasses.replace(obs, history=tuple(obs.history))
 
     async def answer(self, turn_id: int, move: Sequence[str] | str) -> str | None:
         """Play ``move`` (card texts such as ``["3D", "3S"]``, or ``"pass"``) for turn
@@ -162,7 +248,8 @@ class HumanSeat:
             except ValueError as exc:
                 return str(exc)
             if combo is None:
-                return f"{' '.join(move) or 'nothing'} is not a combination under these rules"
+                shown = _shown(view.rules, move) or "nothing"
+                return f"{shown} is not a combination under these rules"
             why = view.position.refusal(combo)
             cards = [int(c) for c in combo.cards]
         if why:

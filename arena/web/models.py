@@ -102,3 +102,22 @@ class Upload(Base):
     log: Mapped[str] = mapped_column(Text, default="")
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     checked: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class HumanGame(Base):
+    """A match a person played in the browser (``/play``, ``arena play``): kept to be
+    replayed, never a ladder match, so no rating ever reads it.  ``status``: playing →
+    over (``record`` holds the referee's record, compressed) or interrupted (the server
+    stopped before the match ended).  ``user_id`` is None for ``arena play``'s local player."""
+
+    __tablename__ = "human_games"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True, index=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    names: Mapped[str] = mapped_column(Text)  # JSON list, seat order
+    rules: Mapped[str] = mapped_column(Text)  # JSON, RuleSet.to_dict
+    status: Mapped[str] = mapped_column(String(16), default="playing")
+    result: Mapped[str] = mapped_column(Text, default="")  # JSON: scores, places, forfeited
+    record: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    finished: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -256,7 +256,8 @@ def play_refusal(t: Turn, combo: Combination) -> str | None:
             )
     elif not beats(t.rules, combo, cur, t.reversed):
         if len(combo.cards) != len(cur.cards):
-            return f"the trick is {_SIZE_NAMES[len(cur.cards)]}: play {len(cur.cards)} cards"
+            n = len(cur.cards)
+            return f"the trick is {_SIZE_NAMES[n]}: play {n} card{'s' if n > 1 else ''}"
         return f"{combo} does not beat {cur}"
     if t.rules.alert_rule and len(combo.cards) == 1:
         top = alert_single(t)

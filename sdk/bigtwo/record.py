@@ -12,10 +12,11 @@ reads and stores records here.  Pure standard library, like the engine.
 Events, each a JSON object with a ``type``:
 
 - ``match``: the header, always first — ``match_id``, ``rules`` (``RuleSet.to_dict``),
-  ``seed``, ``seats`` (``seat``, ``bot``, optionally ``log``), ``time_control`` (the
-  referee's; none in a local match), ``sandbox``, ``deals`` (``"seed"``: dealt from the
-  seed, or ``"explicit"``: every hand dealt as its ``deal`` event says, as an independent
-  hand), ``started_at``; a ladder batch adds ``segment``, a ladder match ``ladder``.
+  ``seed``, ``seats`` (``seat``, ``bot``, optionally ``log`` and the seat's own
+  ``time_control``), ``time_control`` (the referee's; none in a local match),
+  ``sandbox``, ``deals`` (``"seed"``: dealt from the seed, or ``"explicit"``: every hand
+  dealt as its ``deal`` event says, as an independent hand), ``started_at``; a ladder
+  batch adds ``segment``, a ladder match ``ladder``.
 - ``deal``: ``hand``, ``leader``, ``hands`` (every seat's cards).
 - ``turn``: ``hand``, ``turn`` (its id), ``seat``, ``move``, ``by_referee``, ``ms``.
 - ``fault``: ``seat``, ``kind``, ``hand``, ``turn``, ``detail``, ``strike``, ``strikes``,

@@ -66,10 +66,10 @@ def test_turns_are_relayed_and_refusals_send_nothing():
                 refusals.append(await person.answer(tid, [held[0], held[1], held[2]]) or "")
                 refusals.append(await person.answer(tid, ["2S", "2S"]) or "")
                 refusals.append(await person.answer(tid + 1, "pass") or "")
-            legal = update["legal"]
-            assert await person.answer(tid, legal[0]) is None
+            first = update["legal"][0]["cards"] or "pass"
+            assert await person.answer(tid, first) is None
             moves.append(update)
-            assert await person.answer(tid, legal[0]) == NOT_YOUR_TURN  # answered already
+            assert await person.answer(tid, first) == NOT_YOUR_TURN  # answered already
 
     person = HumanSeat()
     summary = asyncio.run(_match(person, drive, TimeControl(move_ms=10_000)))
@@ -98,7 +98,8 @@ def test_a_time_out_is_played_by_the_referee_and_said():
                     stale = update["turn_id"]
                     continue
                 assert await person.answer(stale, "pass") == NOT_YOUR_TURN
-                assert await person.answer(update["turn_id"], update["legal"][0]) is None
+                first = update["legal"][0]["cards"] or "pass"
+                assert await person.answer(update["turn_id"], first) is None
 
     person = HumanSeat()
     summary = asyncio.run(_match(person, drive, TimeControl(move_ms=1000, bank_ms=0)))
