@@ -19,6 +19,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
+from test_api import csrf_of, sign_up
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
@@ -26,8 +27,6 @@ from arena.ladder.store import Match
 from arena.web.app import create_app
 from arena.web.contest import WebConfig
 from arena.web.models import HumanGame
-
-from test_api import csrf_of, sign_up
 
 REPLIES = {"refused", "sent", "check", "hint", "error"}
 
@@ -95,9 +94,7 @@ def _illegal_selection(turn: dict[str, Any]) -> list[str] | None:
     return None
 
 
-def test_a_whole_match_through_the_socket_is_refereed_stored_and_replayable(
-    tmp_path, live_server
-):
+def test_a_whole_match_through_the_socket_is_refereed_stored_and_replayable(tmp_path, live_server):
     app = play_app(tmp_path)
     url = live_server(app)
     client = httpx.Client(base_url=url)
@@ -159,9 +156,7 @@ def test_a_whole_match_through_the_socket_is_refereed_stored_and_replayable(
         assert session.scalar(select(func.count()).select_from(Match)) == 0  # never rated
 
 
-def test_a_time_out_is_played_by_the_referee_with_the_persons_own_move_time(
-    tmp_path, live_server
-):
+def test_a_time_out_is_played_by_the_referee_with_the_persons_own_move_time(tmp_path, live_server):
     app = play_app(tmp_path, human_move_ms=1000)
     url = live_server(app)
     client = httpx.Client(base_url=url)
@@ -217,7 +212,9 @@ def test_a_second_page_rebuilds_the_same_state_from_the_log(tmp_path, live_serve
         return [u for u in page.updates if u["type"] not in ("hello", "live")]
 
     assert folded(second) == folded(first)  # the same updates, in the same order
-    reply = second.ask({"type": "play", "turn_id": turn["turn_id"], "cards": turn["legal"][0]["cards"]} if turn["legal"][0]["cards"] else {"type": "pass", "turn_id": turn["turn_id"]})  # fmt: skip
+    first_legal = turn["legal"][0]["cards"]
+    kind = "play" if first_legal else "pass"
+    reply = second.ask({"type": kind, "turn_id": turn["turn_id"], "cards": first_legal or []})
     assert reply["type"] == "sent"
     assert first.until("move")["seat"] == 3  # both pages see it
     first.close()
