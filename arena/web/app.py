@@ -52,6 +52,9 @@ def create_app(config: WebConfig) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         player = None
         games.interrupt_unfinished(engine)
+        first = config.extra.get("first_table")  # arena play: the table its URL names
+        if first is not None:
+            state.tables.open(None, first["setup"], table_id=first["id"])
         if config.play:
             from .player import Player
 

@@ -52,7 +52,9 @@ def ended(engine: Engine, table: Table, summary: dict[str, Any] | None, record: 
         game = session.get(HumanGame, table.id)
         if game is None:
             return
-        game.status = "over" if result else "failed"
+        game.status = (
+            "over" if result else "interrupted" if table.status == "interrupted" else "failed"
+        )
         game.result = json.dumps(result)
         game.record = record or None
         game.finished = now()

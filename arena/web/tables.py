@@ -92,7 +92,7 @@ class Table:
     owner: int | None
     setup: TableSetup
     seed: str = field(default_factory=lambda: secrets.token_hex(16))
-    status: str = "starting"  # starting → playing → over | failed
+    status: str = "starting"  # starting → playing → over | failed | interrupted
     log: list[dict[str, Any]] = field(default_factory=list)
     listeners: set[asyncio.Queue[dict[str, Any]]] = field(default_factory=set)
     replay_url: str = ""
@@ -149,8 +149,10 @@ class Table:
                     all_must_start=True,
                     seat_time={setup.seat: human_tc},
                 )
-            except asyncio.CancelledError:
-                self.status = "failed"
+            except asyncio.CancelledError:  # the server stops: the game is said to be cut off
+                self.status = "interrupted"
+                with contextlib.suppress(Exception):
+                    tables.store_end(self, None, b"")
                 raise
             except Exception as exc:  # the server's sandbox or a bot: the page is told
                 log.exception("table %s failed", self.id)
@@ -347,7 +349,7 @@ class Tables:
     max_per_owner: int = 2
     live: dict[str, Table] = field(default_factory=dict)
 
-    def open(self, owner: int | None, setup: TableSetup) -> Table:
+    def open(self, owner: int | None, setup: TableSetup, table_id: str | None = None) -> Table:
         self._forget_finished()
         playing = [t for t in self.live.values() if t.status in ("starting", "playing")]
         if len(playing) >= self.max_live:
@@ -356,7 +358,7 @@ class Tables:
             raise TableLimit(
                 f"you already play {self.max_per_owner} games: finish or leave one first"
             )
-        table = Table(secrets.token_urlsafe(18), owner, setup)
+        table = Table(table_id or secrets.token_urlsafe(18), owner, setup)
         self.store_start(table)
         self.live[table.id] = table
         table.start(self)
