@@ -47,7 +47,7 @@
   var RANK_TEXT = { T: "10" };
   var SUIT_SYMBOL = { D: "\u2666", C: "\u2663", H: "\u2665", S: "\u2660" };
 
-  window.arenaPlay = { moves: [], state: null };
+  window.arenaPlay = { moves: [] };
 
   // ----- small helpers --------------------------------------------------------------------
   function $(id) { return document.getElementById(id); }
@@ -217,6 +217,7 @@
     } else {
       trickLabel.textContent = S.hand < 0 ? "" : "no trick: the next play leads";
     }
+    if (S.reversed) trickLabel.textContent += " \u00b7 revolution: the order of ranks is reversed";
     var status = "";
     if (S.finished) status = "The match is over";
     else if (S.next === ME) status = "Your turn";
@@ -326,7 +327,7 @@
     var deadline = (t.sent || 0) + total - clockOffset;  // local epoch ms
     var left = Math.max(0, deadline - Date.now());
     clockNode.hidden = false;
-    var secs = Math.ceil(left / 1000);
+    var secs = Math.min(Math.ceil(left / 1000), Math.ceil(total / 1000));
     clockText.textContent = Math.floor(secs / 60) + ":" + ("0" + (secs % 60)).slice(-2);
     clockBar.style.width = (total ? Math.max(0, Math.min(100, 100 * left / total)) : 0) + "%";
     clockNode.classList.toggle("low", left < 10000);
@@ -560,6 +561,7 @@
         break;
       case "turn":
         S.turn = m;
+        S.reversed = !!m.reversed;
         S.cards = (m.cards || S.cards).slice();
         if (m.cards_left) S.cardsLeft = m.cards_left.slice();
         if (m.locked_out) S.locked = m.locked_out.slice();
@@ -641,6 +643,16 @@
         tickClock();
         showMatchEnd(m);
         break;
+      case "match_start":
+        if (m.names) setNames(m.names);
+        break;
+      case "left":
+        notice("You were away longer than your move time: the referee's fallback plays your seat.", "fault");
+        addHistory("you left the table: the fallback plays your seat", "fault");
+        break;
+      case "error":
+        notice("Error: " + m.why, "fault");
+        break;
       case "closed":
         S.closed = true;
         if (!S.finished) notice("The seat's stream ended.", "fault");
@@ -648,11 +660,17 @@
       default:
         break;
     }
-    window.arenaPlay.state = {
-      hand: S.hand, turn: S.turn ? S.turn.turn_id : null, finished: S.finished, paused: paused,
-      cards: S.cards.slice(), legal: S.turn ? S.turn.legal : [], sent: S.sentTurn
-    };
   }
+
+  /* What tests read: the page's state now (a getter, so a click's effect shows at once). */
+  Object.defineProperty(window.arenaPlay, "state", {
+    get: function () {
+      return {
+        hand: S.hand, turn: S.turn ? S.turn.turn_id : null, finished: S.finished, paused: paused,
+        cards: S.cards.slice(), legal: S.turn ? S.turn.legal : [], sent: S.sentTurn
+      };
+    }
+  });
 
   function reply(m) {
     switch (m.type) {
@@ -705,13 +723,17 @@
     document.body.classList.remove("replaying");
   }
 
-  function hello(m) {
-    clockOffset = (m.now || Date.now()) - Date.now();
-    if (m.names) names = m.names.slice();
+  function setNames(list) {
+    names = list.slice();
     for (var s = 0; s < N; s++) {
       seatNodes[s].name.textContent = names[s] || "seat " + s;
       seatNodes[s].name.setAttribute("title", names[s] || "");
     }
+  }
+
+  function hello(m) {
+    clockOffset = (m.now || Date.now()) - Date.now();
+    if (m.names) setNames(m.names);
     S = freshState();
     selection = []; hintCards = []; checkReply = null; queue = []; paused = false;
     if (continueTick) { clearInterval(continueTick); continueTick = null; }
