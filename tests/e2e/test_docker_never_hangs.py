@@ -1,6 +1,7 @@
 """Docker ladders and matches never hang, and leave no container behind (issue 9, "Never
-hang"): a ladder of six bots with ``--jobs 3`` finishes, one bot crashing right after its
-start; a bot that cannot start ends the ladder promptly; a stalled engine (a real one behind
+hang"): a ladder of six bots with ``--jobs 3`` finishes, one bot crashing at its start
+(refused at entry) and one right after it (at its first move, in every match); a bot that
+cannot start ends the ladder promptly; a stalled engine (a real one behind
 a proxy that holds its create or start requests) is cut off at the startup allowance with
 an error; SIGINT or SIGTERM to a running ladder stops it at once, leaves no container and
 keeps the finished matches.
@@ -78,15 +79,17 @@ def statuses(db: Path) -> dict[str, int]:
 
 
 @pytest.mark.slow
-def test_a_docker_ladder_of_five_with_jobs_3_finishes_and_leaves_nothing(engine, tmp_path):
-    """The issue's ladder (it had six bots; five give the same three matches at once, in a
-    third of the time): 3 matches at once, each starting 4 containers per rotation while
-    the other matches' containers are waited on; it stopped at its first match when each
-    wait held a worker of the loop's default pool.  One bot exits at its first move in
-    every ladder match: it forfeits, the ladder goes on and finishes, and no container is
-    left."""
+def test_a_docker_ladder_of_six_with_jobs_3_finishes_and_leaves_nothing(engine, tmp_path):
+    """The issue's ladder: six bots, ``--jobs 3``, one of which crashes at start.  That one
+    is refused at entry with its error (the entry check), and the five others play their
+    five matches, 3 at once, each starting 4 containers per rotation while the other
+    matches' containers are waited on; it stopped at its first match when each wait held a
+    worker of the loop's default pool.  A second bot exits at its first move in every
+    ladder match: it forfeits, the ladder goes on and finishes, and no container is left.
+    (Six bots that all play make 15 matches, the same three at once, in about three times
+    the time.)"""
     db = tmp_path / "l.db"
-    bots = [*SAMPLES, str(MINE / "plays_last.py"), CRASHER]
+    bots = [*SAMPLES, str(MINE / "plays_last.py"), CRASHER, str(HOSTILE / "crash_at_start.py")]
     t0 = time.monotonic()
     proc = arena(
         "ladder", "run", "--db", str(db), "--sandbox", "docker", "--jobs", "3", "--deals", "1",
@@ -94,16 +97,18 @@ def test_a_docker_ladder_of_five_with_jobs_3_finishes_and_leaves_nothing(engine,
     )  # fmt: skip
     took = time.monotonic() - t0
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert statuses(db) == {"done": 5}, (statuses(db), took)  # every four of five
+    assert "refused crash_at_start" in proc.stderr and "broken on purpose" in proc.stderr
+    assert statuses(db) == {"done": 5}, (statuses(db), took)  # every four of the five
     import json
 
     rows = {r["bot"]: r for r in json.loads(proc.stdout)}
+    assert "crash_at_start" not in rows and len(rows) == 5  # never entered nor rated
     crasher = rows["exits_in_ladder_matches"]
     assert crasher["forfeits"] == crasher["matches"] == 4  # every four of five with it
     assert "Traceback" not in proc.stderr
     left, _ = gone_within(engine, tmp_path, 5)
     assert left == []
-    print(f"five bots, --jobs 3: {took:.1f} s")
+    print(f"six bots (one refused), --jobs 3: {took:.1f} s")
 
 
 def test_a_docker_ladder_with_a_bot_that_cannot_start_ends_promptly(engine, tmp_path):
