@@ -1,0 +1,475 @@
+"""A search bot: determinized Monte Carlo over the hidden cards.
+
+At each real decision it
+
+1. deals the cards it has not seen to the other seats, at random but consistently with
+   everything public (cards played, card counts, the opening card: under 2 or 3 players a
+   card weaker than the opening card was never dealt), and weighs each deal by the passes
+   seen (an opponent that passed on a single or a pair most likely held nothing to beat
+   it: a deal that says otherwise is kept only now and then);
+2. plays every candidate move on that deal and the rest of the hand out with a fast
+   default policy (every other seat plays its weakest play that beats the trick and leads
+   its weakest single; its own seat leads its weakest card in the biggest combination
+   holding it and follows singles with a loose card before one of a pair) under exactly
+   the engine's rules, every option of docs/rules.md;
+3. scores the finished hand with the rule set's own scoring (``bigtwo.hand_scores``:
+   hk, family, flat, pusoy, twos doubled, teams) for its own seat;
+
+and plays the move with the best mean score over as many deals as its time budget allows
+(the same deals for every candidate, so the comparison is fair).
+
+Budget per move: 300 ms by default, never more than half the referee's move allowance
+(``Bot.move_ms``, told at match start); ``EXPERT_BUDGET_MS`` overrides it (benchmarks).
+``EXPERT_ROLLOUTS=N`` plays exactly N deals per move instead, whatever the clock: with the
+same seed (``EXPERT_SEED``, default 0, or ``ExpertBot(seed=...)``) a match then repeats
+move for move.  Nothing is kept between matches: the random generator is seeded afresh at
+every match start, from the seed and the seat.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from bisect import bisect_right
+
+from bigtwo import BOMBS, PASS, Bot, hand_scores
+from bigtwo.cards import CARDS, cards_from_mask
+from bigtwo.combos import FOUR_OF_A_KIND, reversed_key
+
+DEFAULT_BUDGET_MS = 300
+TWO = 12
+# candidates when leading: at most this many singles (the weakest, plus the strongest)
+LEAD_SINGLES = 4
+# and at most this many five-card hands (the weakest of each category first)
+LEAD_FIVES = 8
+# a deal contradicting a pass seen is kept with this probability (per contradiction)
+PASS_EVIDENCE = 0.15
+
+
+class Sim:
+    """One hand from the current position on, on one deal of the hidden cards: the state
+    the engine keeps (hands as masks, the trick, who played it, locks, revolution, first
+    trick) and a move loop that applies the rules exactly as ``bigtwo.Game`` does."""
+
+    __slots__ = (
+        "counts", "dealt", "fast", "first_trick", "groups", "last", "locked", "masks",
+        "me", "must_include", "n", "reversed", "rules", "tables", "trick", "turn",
+    )  # fmt: skip
+
+    def __init__(self, rules, masks, groups, fast):
+        self.fast = fast
+        self.rules = rules
+        self.tables = rules._tables
+        self.n = rules.players
+        self.dealt = masks
+        self.masks = list(masks)
+        self.counts = [m.bit_count() for m in masks]
+        self.groups = groups  # per seat: [singles, pairs, triples, fives or None]
+
+    def group(self, seat, index):
+        g = self.groups[seat]
+        if g[index] is None:  # five-card hands: made when first needed, from the deal's
+            # cards (shared by every rollout on this deal; held() narrows them)
+            g[3] = self.tables.fives([c for c in range(52) if self.dealt[seat] >> c & 1])
+            g[7] = [c.key for c in g[3]]
+        return g[index]
+
+    def weakest_beating(self, seat, trick):
+        """The seat's weakest held combination of the trick's size that beats it."""
+        hand = self.masks[seat]
+        size = len(trick.cards)
+        if size == 1 and not self.reversed:  # the commonest case, on masks
+            above = hand & self.fast.stronger[trick.key]
+            if not above:
+                return None
+            if seat == self.me:  # rather a loose card than one of a set
+                loose = above & ~self.fast.in_sets(hand)
+                if loose:
+                    return self.fast.weakest(loose)
+            return self.fast.weakest(above)
+        group = self.group(seat, 3 if size == 5 else size - 1)
+        if self.reversed:
+            tk = reversed_key(trick)
+            best = None
+            for c in group:
+                if c.mask & hand == c.mask:
+                    k = reversed_key(c)
+                    if k > tk and (best is None or k < best[0]):
+                        best = (k, c)
+            return best[1] if best else None
+        index = 3 if size == 5 else size - 1
+        for i in range(bisect_right(self.groups[seat][index + 4], trick.key), len(group)):
+            c = group[i]
+            if c.mask & hand == c.mask:
+                return c
+        return None
+
+    def held(self, seat, index):
+        hand = self.masks[seat]
+        return [c for c in self.group(seat, index) if c.mask & hand == c.mask]
+
+    def strongest_single(self, seat):
+        singles = self.held(seat, 0)
+        if self.reversed:
+            return max(singles, key=reversed_key)
+        return singles[-1]
+
+    def lone_two_blocks(self, seat):
+        if not self.rules.no_lone_two_finish:
+            return False
+        lone = [m != 0 and m & (m - 1) == 0 and m.bit_length() > 4 * TWO for m in self.masks]
+        return lone[seat] and not all(lone)
+
+    def policy(self, seat):
+        """The default policy: lead the weakest single (the opening card when required),
+        follow with the weakest play that beats the trick, pass only without one."""
+        rules = self.rules
+        trick = self.trick
+        if trick is None:
+            if self.lone_two_blocks(seat):
+                return PASS
+            if self.must_include is not None:
+                return self.tables.classify((int(self.must_include),))
+            if rules.alert_rule and self.counts[(seat + 1) % self.n] == 1:
+                for index in (1, 2):
+                    held = self.held(seat, index)
+                    if held:
+                        return held[0]
+                return self.strongest_single(seat)
+            if self.reversed:
+                return min(self.held(seat, 0), key=reversed_key)
+            low = self.fast.weakest(self.masks[seat])
+            if seat == self.me:  # shed the weakest card with the most company
+                bit = low.mask
+                hand = self.masks[seat]
+                for index in (3, 2, 1):
+                    for c in self.group(seat, index):
+                        if c.mask & bit and c.mask & hand == c.mask:
+                            return c
+            return low
+        size = len(trick.cards)
+        if size == 1 and rules.alert_rule and self.counts[(seat + 1) % self.n] == 1:
+            top = self.strongest_single(seat)
+            if rules.beats(top, trick, self.reversed):
+                return top
+            play = None
+        else:
+            play = self.weakest_beating(seat, trick)
+        if play is None and size < 5 and rules.bombs == "anywhere":
+            bombs = [c for c in self.held(seat, 3) if c.category in BOMBS]
+            if bombs:
+                play = bombs[0]
+        return PASS if play is None else play
+
+    def apply(self, move):
+        """Apply ``move`` for the seat to move (legal: from legal_moves or the policy)."""
+        s = self.turn
+        n = self.n
+        if move is PASS:
+            if self.trick is None:  # handing the lead on (no_lone_two_finish)
+                self.turn = (s + 1) % n
+                self.must_include = None
+                return None
+            if self.rules.pass_locks_out:
+                self.locked |= 1 << s
+        else:
+            self.masks[s] &= ~move.mask
+            self.counts[s] -= len(move.cards)
+            self.must_include = None
+            if self.rules.revolution and move.category is FOUR_OF_A_KIND:
+                self.reversed = not self.reversed
+            self.trick = move
+            self.last = s
+            if self.counts[s] == 0:
+                return s
+        last = self.last
+        nxt = (s + 1) % n
+        while nxt != last and self.locked >> nxt & 1:
+            nxt = (nxt + 1) % n
+        if nxt == last:
+            self.trick = None
+            self.locked = 0
+            self.first_trick = False
+        self.turn = nxt
+        return None
+
+    def play_out(self):
+        """Play the hand to its end with the default policy; the winner."""
+        while True:
+            winner = self.apply(self.policy(self.turn))
+            if winner is not None:
+                return winner
+
+
+class Singles:
+    """Tables for singles on card masks, per rule set: the cards stronger than each
+    strength, each card's single, and the weakest card of a mask."""
+
+    def __init__(self, rules):
+        self.rules = rules
+        strength = rules._tables.strength
+        self.stronger = [sum(1 << c for c in range(52) if strength[c] > k) for k in range(52)]
+        self.single = [rules._tables.classify((c,)) for c in range(52)]
+        self.by_strength = sorted(range(52), key=strength.__getitem__)
+        self.identity = self.by_strength == list(range(52))
+        self.rank_masks = [0b1111 << (4 * r) for r in range(13)]
+
+    def in_sets(self, hand):
+        """The cards of ``hand`` whose rank it holds more than once."""
+        out = 0
+        for rm in self.rank_masks:
+            m = hand & rm
+            if m & (m - 1):
+                out |= m
+        return out
+
+    def weakest(self, mask):
+        """The single of the weakest card in ``mask`` (not empty)."""
+        if self.identity:  # suit order DCHS: strength order is id order
+            return self.single[(mask & -mask).bit_length() - 1]
+        for c in self.by_strength:
+            if mask >> c & 1:
+                return self.single[c]
+        raise ValueError("no card")
+
+
+class ExpertBot(Bot):
+    name = "expert"
+
+    move_ms: int | None = None
+    """The referee's allowance per move, when the client was told it."""
+
+    def __init__(self, seed=None, budget_ms=None, rollouts=None):
+        env = os.environ
+        self.seed = seed if seed is not None else env.get("EXPERT_SEED", "0")
+        if budget_ms is None and env.get("EXPERT_BUDGET_MS"):
+            budget_ms = float(env["EXPERT_BUDGET_MS"])
+        self.budget_ms = budget_ms
+        if rollouts is None and env.get("EXPERT_ROLLOUTS"):
+            rollouts = int(env["EXPERT_ROLLOUTS"])
+        self.rollouts = rollouts
+        self.rng = random.Random(f"expert/{self.seed}")
+        self.opening = None
+        self.fast = None
+        self.stats = {"deals": 0, "moves": 0}
+
+    # ----- hooks ------------------------------------------------------------------------
+    def on_match_start(self, observation):
+        self.rng = random.Random(f"expert/{self.seed}/{observation.seat}")
+
+    def on_hand_start(self, observation):
+        self.opening = observation.must_include
+
+    # ----- the decision -----------------------------------------------------------------
+    def budget(self):
+        """Seconds to search this move: the budget asked for, else the default, never
+        more than half the referee's allowance (the rest covers messages and start-up)."""
+        ms = self.budget_ms if self.budget_ms is not None else DEFAULT_BUDGET_MS
+        if self.move_ms:
+            ms = min(ms, self.move_ms / 2)
+        return max(ms, 1.0) / 1000
+
+    def act(self, observation):
+        started = time.perf_counter()
+        legal = observation.legal_moves
+        if len(legal) == 1:
+            return legal[0]
+        candidates = self.candidates(observation)
+        if len(candidates) == 1:
+            return candidates[0]
+        deadline = started + self.budget() - 0.002
+        if self.fast is None or self.fast.rules != observation.rules:
+            self.fast = Singles(observation.rules)
+        search = Search(observation, self.opening, self.rng, self.fast)
+        totals = [0.0] * len(candidates)
+        deals = 0
+        partial = []
+        while self.rollouts is None or deals < self.rollouts:
+            if self.rollouts is None and time.perf_counter() >= deadline:
+                break
+            masks = search.sample()
+            groups = search.deal_groups(masks)
+            scores = []
+            for move in candidates:
+                if self.rollouts is None and time.perf_counter() >= deadline:
+                    break
+                scores.append(search.rollout(masks, groups, move))
+            if len(scores) < len(candidates):
+                partial = scores
+                break
+            for i, sc in enumerate(scores):
+                totals[i] += sc
+            deals += 1
+        self.stats["deals"] += deals
+        self.stats["moves"] += 1
+        if not deals:  # out of time before one whole deal: what the part of it says
+            totals = partial or [0.0]
+        best = max(range(len(totals)), key=lambda i: (totals[i], -i))
+        return candidates[best]
+
+    def candidates(self, observation):
+        """The moves worth searching: every legal move, but when leading only the weakest
+        singles (and the strongest) and the weakest five-card hands of each category."""
+        legal = list(observation.legal_moves)
+        if observation.trick is not None:
+            return legal
+        singles = [m for m in legal if m.size == 1]
+        if len(singles) > LEAD_SINGLES:
+            singles = singles[: LEAD_SINGLES - 1] + singles[-1:]
+        fives = [m for m in legal if m.size == 5]
+        if len(fives) > LEAD_FIVES:
+            by_cat = {}
+            for m in fives:
+                by_cat.setdefault(m.category, []).append(m)
+            picked = []
+            while len(picked) < LEAD_FIVES:
+                for lst in by_cat.values():
+                    if lst and len(picked) < LEAD_FIVES:
+                        picked.append(lst.pop(0))
+            fives = picked
+        return singles + [m for m in legal if m.size in (2, 3)] + fives
+
+
+class Search:
+    """The public position of one decision, and deals of the hidden cards for it."""
+
+    def __init__(self, observation, opening, rng, fast):
+        self.obs = observation
+        self.rng = rng
+        rules = observation.rules
+        self.rules = rules
+        self.tables = rules._tables
+        n = rules.players
+        self.n = n
+        me = observation.seat
+        self.me = me
+        mine = 0
+        for c in observation.hand:
+            mine |= 1 << c
+        self.mine = mine
+        played = 0
+        hand_no = observation.hand_no
+        actions = [a for a in observation.history if a.hand == hand_no]
+        for a in actions:
+            played |= a.move.mask
+        hidden = ((1 << 52) - 1) & ~mine & ~played
+        # under 2 or 3 players the opening card was the lowest dealt: weaker cards never were
+        undealt = 0
+        total_dealt = rules.hand_size * n
+        if opening is not None and total_dealt < 52:
+            strength = self.tables.strength
+            low = strength[opening]
+            for c in range(52):
+                if hidden >> c & 1 and strength[c] < low:
+                    undealt |= 1 << c
+        self.pool = [c for c in range(52) if (hidden & ~undealt) >> c & 1]
+        self.counts = list(observation.cards_left)
+        self.others = [s for s in range(n) if s != me]
+        g = self.tables.groups(observation.hand, rules.five_card_hands)
+        if len(g) == 3:
+            g.append([])
+        self.my_groups = [*g, *([c.key for c in x] for x in g)]
+        self.fast = fast
+        self.stronger = fast.stronger
+        self.rank_masks = [0b1111 << (4 * r) for r in range(13)]
+        self.evidence = self.passes(actions) if not rules.revolution else []
+        # the position
+        self.trick = observation.trick
+        self.last = observation.trick_owner
+        self.locked = 0
+        for s in observation.locked_out:
+            self.locked |= 1 << s
+        self.reversed = observation.reversed
+        self.must_include = observation.must_include
+        leads = sum(1 for a in actions if a.lead and a.move is not PASS)
+        self.first_trick = leads <= 1 and not (observation.trick is None and leads)
+
+    def passes(self, actions):
+        """(seat, size, key of the trick, cards it played later) for every pass on a
+        single or a pair: what a deal must explain."""
+        out = []
+        trick = None
+        for i, a in enumerate(actions):
+            if a.move is PASS:
+                if trick is not None and trick.size <= 2 and a.seat != self.me:
+                    later = 0
+                    for b in actions[i + 1 :]:
+                        if b.seat == a.seat:
+                            later |= b.move.mask
+                    out.append((a.seat, trick.size, trick.key, later))
+            else:
+                trick = a.move
+            if a.lead and a.move is not PASS:
+                trick = a.move
+        return out
+
+    def contradictions(self, masks):
+        """How many passes seen the deal ``masks`` contradicts (the seat held a play)."""
+        stronger = self.stronger
+        bad = 0
+        for seat, size, key, later in self.evidence:
+            cards = masks[seat] | later
+            if size == 1:
+                bad += bool(cards & stronger[key])
+            else:  # a pair beats it when its stronger card is stronger than the key
+                above = cards & stronger[key]
+                for rm in self.rank_masks:
+                    if above & rm and (cards & rm).bit_count() >= 2:
+                        bad += 1
+                        break
+        return bad
+
+    def sample(self):
+        """Every seat's cards on one deal consistent with the public record (masks)."""
+        rng = self.rng
+        pool = self.pool
+        for _ in range(20):
+            rng.shuffle(pool)
+            masks = [0] * self.n
+            masks[self.me] = self.mine
+            i = 0
+            for s in self.others:
+                k = self.counts[s]
+                m = 0
+                for c in pool[i : i + k]:
+                    m |= 1 << c
+                masks[s] = m
+                i += k
+            if not self.evidence:
+                return masks
+            bad = self.contradictions(masks)
+            if not bad or rng.random() < PASS_EVIDENCE**bad:
+                return masks
+        return masks
+
+    def deal_groups(self, masks):
+        """Every seat's singles, pairs and triples on this deal, then their keys (five-card
+        hands are made when first needed, from the deal's cards: see :meth:`Sim.group`)."""
+        groups = []
+        for s in range(self.n):
+            if s == self.me:
+                groups.append(self.my_groups)
+            else:
+                cards = [CARDS[c] for c in range(52) if masks[s] >> c & 1]
+                g = self.tables.groups(cards, False)
+                groups.append([*g, None, *([c.key for c in x] for x in g), None])
+        return groups
+
+    def rollout(self, masks, groups, move):
+        """The rule set's score of this seat after ``move`` and a default-policy play-out
+        on the deal ``masks`` (``groups``: its combinations, shared by the candidates)."""
+        sim = Sim(self.rules, masks, groups, self.fast)
+        sim.trick = self.trick
+        sim.last = self.last
+        sim.locked = self.locked
+        sim.reversed = self.reversed
+        sim.first_trick = self.first_trick
+        sim.must_include = self.must_include
+        sim.turn = self.me
+        sim.me = self.me
+        winner = sim.apply(move)
+        if winner is None:
+            winner = sim.play_out()
+        left = [cards_from_mask(m) for m in sim.masks]
+        return hand_scores(self.rules, winner, left)[1][self.me]
