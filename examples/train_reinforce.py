@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ sys.path.insert(0, str(HERE / "reinforce_bot"))
 
 from reinforce_policy import LinearPolicy  # noqa: E402
 
-from bigtwo import deal, play_local  # noqa: E402
+from bigtwo import Bot, deal, play_local  # noqa: E402
 from bigtwo.env import BigTwoGymEnv, PolicyBot, sample_bot  # noqa: E402
 from bigtwo.env.aec import rules_of  # noqa: E402
 
@@ -38,12 +39,18 @@ def evaluate(policy: LinearPolicy, rules: str, deals: int, seed: int = 12345) ->
     """Points per hand of ``policy`` (greedy: its most likely action) at seat 0 against
     seeded random bots, on ``deals`` fixed deals: the same deals and opponents every call,
     so two policies' figures differ only by how they play."""
+    return evaluate_bot(lambda: PolicyBot(policy), rules, deals, seed)
+
+
+def evaluate_bot(make: Callable[[], Bot], rules: str, deals: int, seed: int = 12345) -> float:
+    """Points per hand of the bot ``make()`` at seat 0 on :func:`evaluate`'s deals and
+    opponents (``evaluate_bot(lambda: sample_bot("random"), ...)``: the baseline)."""
     ruleset = rules_of(rules)
     total = 0
     for d in range(deals):
         opponents = [sample_bot("random", seed=seed + 7 * d + s) for s in range(1, ruleset.players)]
         result = play_local(
-            [PolicyBot(policy), *opponents],
+            [make(), *opponents],
             ruleset,
             hands=[deal(ruleset, f"eval-{seed}", d)],
             strict=True,
