@@ -24,6 +24,12 @@ def render(
     return templates.TemplateResponse(
         request,
         name,
-        {"user": who.account, "csrf": who.csrf, "title": "", **context},
+        {
+            "user": who.account,
+            "csrf": who.csrf,
+            "title": "",
+            "local_play": request.app.state.config.local_play,
+            **context,
+        },
         status_code=status,
     )

@@ -159,8 +159,13 @@ class Table:
                 self.status = "failed"
                 self._publish({"type": "error", "why": printable(f"{exc}", 300)})
             finally:
-                if self._seat_task is not None:
-                    self._seat_task.cancel()
+                seat_task = self._seat_task
+                if seat_task is not None and self.status != "interrupted":
+                    # the seat reads the match's end after the referee has sent it
+                    with contextlib.suppress(BaseException):
+                        await asyncio.wait({seat_task}, timeout=5)
+                if seat_task is not None:
+                    seat_task.cancel()
             data = record.read_bytes() if record.exists() else b""
         if summary is not None and summary.get("aborted"):
             self.status = "failed"
@@ -175,6 +180,18 @@ class Table:
             await asyncio.wait_for(forward, 5)
         if not forward.done():
             forward.cancel()
+        if not self._held and self.status == "over" and summary is not None:
+            # the seat left before the end (its page closed): the end is the referee's
+            seats = summary["seats"]
+            self._held.append(
+                {
+                    "type": "match_end",
+                    "scores": [s["score"] for s in seats],
+                    "places": [s["place"] for s in seats],
+                    "forfeited": [bool(s["forfeit"]) for s in seats],
+                    "replay_url": self.replay_url,
+                }
+            )
         for update in self._held:
             self._publish(update)
         self._publish({"type": "closed"})

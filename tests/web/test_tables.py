@@ -43,7 +43,10 @@ def play_app(tmp_path: Path, **extra: Any) -> Any:
 
 
 def open_table(client: httpx.Client, **fields: str) -> str:
-    data = {"rules": "hk", "players": "4", "seat": "0", "hands": "1"} | fields
+    players = int(fields.get("players", "4"))
+    picked = ["heuristic", "greedy", "random"][: players - 1]  # fast, whatever else is there
+    data = {"rules": "hk", "players": "4", "seat": "0", "hands": "1", "opponent": picked}
+    data |= fields
     r = client.post("/play", data=data | {"csrf": csrf_of(client, "/play")})
     assert r.status_code == 303, r.text
     return r.headers["location"]
@@ -194,6 +197,11 @@ def test_a_closed_page_forfeits_after_the_move_time_and_the_fallback_ends_the_ma
         time.sleep(0.2)
     assert game.status == "over"
     assert json.loads(game.result)["forfeited"] == [False, False, True, False]
+    back = Page(url, path)  # the person comes back: told they left, and how it ended
+    end = back.until("match_end")
+    assert end["forfeited"] == [False, False, True, False] and end["replay_url"]
+    assert any(u["type"] == "left" for u in back.updates)
+    back.close()
 
 
 def test_a_second_page_rebuilds_the_same_state_from_the_log(tmp_path, live_server):
