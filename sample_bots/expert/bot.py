@@ -237,9 +237,6 @@ class Singles:
 class ExpertBot(Bot):
     name = "expert"
 
-    move_ms: int | None = None
-    """The referee's allowance per move, when the client was told it."""
-
     def __init__(self, seed=None, budget_ms=None, rollouts=None):
         env = os.environ
         self.seed = seed if seed is not None else env.get("EXPERT_SEED", "0")

@@ -24,6 +24,10 @@ class Bot:
     name: str = ""
     """Shown in logs and results; defaults to the class name."""
     version: str = "0"
+    move_ms: int | None = None
+    """The referee's time allowance per move, in ms: set by the client when the match
+    starts (``None`` in-process, where there is no clock).  A bot that searches should
+    stay well inside it."""
 
     def act(self, observation: Observation) -> Move:
         """Return one of ``observation.legal_moves`` (a :class:`Combination` or ``PASS``;

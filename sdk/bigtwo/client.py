@@ -244,6 +244,7 @@ async def _handle(
         # collector's scans, so garbage collection pauses stay short during play
         gc.freeze()
         view = SeatView(msg.match_start)
+        bot.move_ms = view.time_control.move_ms or None  # the allowance, for bots that search
         _call_hook(bot.on_match_start, view.observation())
         return view, None
     if view is None:

@@ -368,7 +368,8 @@ def test_sample_bots_come_out_in_their_true_order_with_separated_intervals(prese
 def test_a_new_ladder_with_no_bots_plays_the_sample_bots(tmp_path):
     proc = ladder_run(tmp_path / "l.db", "--deals", "1")
     assert proc.returncode == 0, proc.stderr
-    assert {r["bot"] for r in json.loads(proc.stdout)} == {"random", "greedy", "heuristic"}
+    rows = json.loads(proc.stdout)
+    assert {r["bot"] for r in rows} == {"random", "greedy", "heuristic", "expert"}
 
 
 def test_each_run_stores_a_rating_snapshot(tmp_path):

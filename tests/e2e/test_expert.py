@@ -1,0 +1,129 @@
+"""The expert sample bot (issue 13): full matches as a real process through the referee
+under every preset and the option mixes of docs/rules.md, within its time budget,
+reproducible with a seed; and the heuristic within a small budget of its own."""
+
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bigtwo import Game, RuleSet, deal, play_local
+from bigtwo.loader import load_bot_class
+
+from .conftest import play
+
+ROOT = Path(__file__).resolve().parents[2]
+Expert = load_bot_class(str(ROOT / "sample_bots" / "expert"))
+Heuristic = load_bot_class(str(ROOT / "sample_bots" / "heuristic"))
+
+MIXES = {
+    "hk": RuleSet.preset("hk"),
+    "family": RuleSet.preset("family"),
+    "pusoy": RuleSet.preset("pusoy"),
+    "hk-2-players": RuleSet.preset("hk").replace(players=2),
+    "pusoy-3-players": RuleSet.preset("pusoy").replace(players=3, suit_order="CSDH"),
+    "hk-teams-twos-doubled": RuleSet.preset("hk").replace(teams=True, twos_double_penalty=True),
+    "family-every-house-rule": RuleSet.preset("family").replace(
+        bombs="anywhere",
+        revolution=True,
+        no_lone_two_finish=True,
+        no_pass_first_trick=True,
+        lowest_straight_tops=True,
+        opening="card-holder-every-hand",
+    ),
+    "flat-circular-locks": RuleSet.preset("hk").replace(
+        scoring="flat",
+        straights="no-two+circular",
+        pass_locks_out=True,
+        alert_rule=True,
+        five_card_hands=True,
+        allow_triples=False,
+        match_end="hands",
+    ),
+}
+OTHERS = ["heuristic", "greedy", "random"]
+MOVE_MS = 120  # the expert searches for half of it
+
+
+@pytest.mark.parametrize("mix", list(MIXES))
+def test_the_expert_plays_full_matches_through_the_referee_without_a_fault(mix, record_file):
+    rules = MIXES[mix]
+    names = ["expert", *OTHERS][: rules.players]
+    result = play(names, rules, hands=2, seed=13, record=record_file, move_ms=MOVE_MS)
+    assert result["match_over"] and len(result["hands"]) == 2
+    assert result["sandbox"] == "process"
+    for seat in result["seats"]:
+        assert seat["faults"] == [] and not seat["forfeit"], seat
+    turns = [json.loads(line) for line in record_file.read_text().splitlines()]
+    mine = [t for t in turns if t["type"] == "turn" and t["seat"] == 0 and not t["by_referee"]]
+    assert len(mine) > 5
+    searched = sorted(t["ms"] for t in mine)
+    assert searched[len(searched) // 2] < MOVE_MS  # half the allowance, plus messages
+
+
+@pytest.mark.parametrize("mix", list(MIXES))
+def test_the_experts_play_outs_follow_the_engine_move_for_move(mix):
+    """The search's own rules (a bitmask play-out) agree with the engine: every move its
+    default policy makes is legal in the engine, and the two states stay the same."""
+    module = sys.modules[Expert.__module__]
+    rules = MIXES[mix]
+    for d in range(6):
+        game = Game.from_hands(rules, deal(rules, "sim", d))
+        obs = game.observation(game.turn)
+        search = module.Search(obs, game.must_include, random.Random(d), module.Singles(rules))
+        masks = [sum(1 << c for c in game.hand(s)) for s in range(rules.players)]
+        sim = module.Sim(rules, masks, search.deal_groups(masks), search.fast)
+        sim.trick, sim.last, sim.locked, sim.reversed = None, None, 0, False
+        sim.first_trick, sim.must_include, sim.turn, sim.me = True, game.must_include, game.turn, -1
+        while not game.hand_over:
+            move = sim.policy(sim.turn)
+            assert move in game.legal_moves(), (mix, d, move, game.legal_moves())
+            game.apply(move)
+            winner = sim.apply(move)
+            assert (winner is not None) == game.hand_over
+            if winner is None:
+                assert sim.turn == game.turn and sim.trick == game.trick
+                assert sim.reversed == game.reversed and sim.first_trick == game.first_trick
+
+
+def test_the_expert_searches_within_its_budget_and_the_allowance():
+    rules = RuleSet.preset("hk")
+    expert = Expert(seed=1, budget_ms=30)
+    times = []
+    original = expert.act
+
+    def timed(observation):  # type: ignore[no-untyped-def]
+        start = time.perf_counter()
+        move = original(observation)
+        times.append((time.perf_counter() - start) * 1000)
+        return move
+
+    expert.act = timed  # type: ignore[method-assign]
+    play_local([expert, Heuristic(), Heuristic(), Heuristic()], rules, hands=[deal(rules, 1)])
+    assert expert.stats["deals"] > 0 and len(times) > 5
+    assert sorted(times)[len(times) // 2] <= 30 + 5
+    expert.move_ms = 40  # the referee's allowance: half of it at most
+    assert expert.budget() == pytest.approx(0.020)
+
+
+def test_the_heuristic_is_fast():
+    rules = RuleSet.preset("hk")
+    start = time.perf_counter()
+    result = play_local([Heuristic() for _ in range(4)], rules, hands=[deal(rules, 2)])
+    assert (time.perf_counter() - start) * 1000 / result.turns < 20
+
+
+@pytest.mark.parametrize("preset", ["hk", "pusoy"])
+def test_the_expert_repeats_a_match_move_for_move_with_the_same_seed(preset):
+    rules = RuleSet.preset(preset)
+    deals = [deal(rules, "repeat", i) for i in range(2)]
+
+    def moves(seed):  # type: ignore[no-untyped-def]
+        bots = [Expert(seed=seed, rollouts=4), Heuristic(), Expert(seed=seed, rollouts=4)]
+        result = play_local([*bots, Heuristic()], rules, hands=deals)
+        return [(a.seat, str(a.move)) for a in result.game.history]
+
+    assert moves(5) == moves(5)
