@@ -219,8 +219,8 @@ class HumanSeat:
         label = combo.describe()
         if self._turn is None:
             return {"label": label, "playable": False, "why": "wait for your turn"}
-        why = view.position.refusal(combo)
-        return {"label": label, "playable": not why, "why": why or None}
+        refused = view.position.refusal(combo)
+        return {"label": label, "playable": not refused, "why": refused or None}
 
     def observation(self) -> Observation | None:
         """The person's observation at their turn (None when it is not their turn): what a

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from bigtwo import PASS, Bot, Game, RuleSet
+from bigtwo.answers import encode_move
+from bigtwo.cards import CARDS
 from bigtwo.loader import load_bot_class
 from bigtwo.record import compress
 
@@ -328,9 +330,13 @@ class Table:
             move = await asyncio.to_thread(bot.act, obs)
         except Exception as exc:
             return {"bot": name, "cards": None, "label": "", "why": f"{name} failed: {exc}"}
-        if move is PASS or getattr(move, "is_pass", False):
+        try:
+            is_pass, ids = encode_move(move)  # read as the client reads a bot's answer
+        except Exception:
+            return {"bot": name, "cards": None, "label": "", "why": f"{name} had no answer"}
+        if is_pass:
             return {"bot": name, "cards": None, "label": "pass", "why": None}
-        combo = obs.rules.classify(move) if not hasattr(move, "cards") else move
+        combo = obs.rules.classify([CARDS[i] for i in ids])
         if combo is None:
             return {"bot": name, "cards": None, "label": "", "why": f"{name} had no answer"}
         return {
