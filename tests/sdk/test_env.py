@@ -312,7 +312,7 @@ def test_render_ansi():
     e = raw_env("hk", render_mode="ansi")
     e.reset(seed=1)
     text = e.render()
-    assert "player_0" in text and "lead" in text
+    assert "player_0" in text and "leads (must include 3D)" in text
 
 
 def _train_module():

@@ -271,7 +271,8 @@ class raw_env(AECEnv):  # PettingZoo's name for the unwrapped class
         elif g.hand_over:
             lines.append(f"hand won by player_{g.winner}: {list(g.results[-1].scores)}")
         else:
-            lines.append("lead")
+            must = f" (must include {g.must_include})" if g.must_include is not None else ""
+            lines.append(f"player_{g.turn} leads{must}")
         return "\n".join(lines)
 
     def close(self) -> None:
