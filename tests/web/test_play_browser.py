@@ -82,6 +82,9 @@ def open_table(browser: Any, url: str, rules: str, players: int, hands: int) -> 
     Select(browser.find_element(By.ID, "rules")).select_by_value(rules)
     Select(browser.find_element(By.ID, "players")).select_by_value(str(players))
     Select(browser.find_element(By.ID, "seat")).select_by_value("0")
+    # fast opponents, whatever else sample_bots holds (a search bot thinks for 300 ms)
+    for i, name in enumerate(["heuristic", "greedy", "random"][: players - 1]):
+        Select(browser.find_element(By.ID, f"opponent-{i}")).select_by_value(name)
     browser.find_element(By.ID, "hands").send_keys(str(hands))
     browser.find_element(By.CSS_SELECTOR, "#play-new-form button[type=submit]").click()
     _wait(browser, "return /\\/play\\/[^/]+$/.test(location.pathname)", what="the table page")
