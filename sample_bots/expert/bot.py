@@ -263,8 +263,9 @@ class ExpertBot(Bot):
         """Seconds to search this move: the budget asked for, else the default, never
         more than half the referee's allowance (the rest covers messages and start-up)."""
         ms = self.budget_ms if self.budget_ms is not None else DEFAULT_BUDGET_MS
-        if self.move_ms:
-            ms = min(ms, self.move_ms / 2)
+        allowance = getattr(self, "move_ms", None)  # None with an SDK older than Bot.move_ms
+        if allowance:
+            ms = min(ms, allowance / 2)
         return max(ms, 1.0) / 1000
 
     def act(self, observation):
