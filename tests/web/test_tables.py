@@ -300,6 +300,96 @@ def test_a_served_contest_keeps_each_table_to_its_owner(tmp_path, live_server):
     page.close()
 
 
+def _play_to_the_end(page: Page) -> dict[str, Any]:
+    """Answer every turn with its first legal play; the match's end."""
+    while True:
+        msg = page.until("turn", "match_end", timeout=60)
+        if msg["type"] == "match_end":
+            return msg
+        assert msg["type"] == "turn", msg
+        first = msg["legal"][0]["cards"]
+        kind = "play" if first else "pass"
+        assert (
+            page.ask({"type": kind, "turn_id": msg["turn_id"], "cards": first or []})["type"]
+            == "sent"
+        )
+
+
+@pytest.mark.parametrize(
+    "preset, changes",
+    [
+        ("family", {"players": 2}),
+        ("pusoy", {"players": 3}),
+        ("hk", {"bombs": "anywhere", "pass_locks_out": True, "revolution": True}),
+        ("family", {"teams": True, "alert_rule": True}),
+    ],
+    ids=["family-2", "pusoy-3", "hk-options", "family-teams"],
+)
+def test_every_preset_and_option_mix_plays_to_the_end(tmp_path, live_server, preset, changes):
+    from arena.bots import resolve
+    from arena.web.tables import TableSetup
+    from bigtwo import RuleSet
+
+    rules = RuleSet.preset(preset).replace(match_end="hands", match_end_value=1, **changes)
+    names = ["heuristic", "greedy", "random"][: rules.players - 1]
+    setup = TableSetup(rules, rules.players - 1, tuple(resolve(n) for n in names))
+    app = play_app(tmp_path, first_table={"id": "first-table-id", "setup": setup})
+    url = live_server(app)
+    page = Page(url, "/play/first-table-id")
+    hello = page.recv()
+    assert hello["seat"] == rules.players - 1 and len(hello["names"]) == rules.players
+    end = _play_to_the_end(page)
+    assert len(end["places"]) == rules.players
+    hand_end = next(u for u in page.updates if u["type"] == "hand_end")
+    assert [len(cards) for cards in hand_end["hands"]] == hand_end["cards_left"]
+    start = next(u for u in page.updates if u["type"] == "match_start")
+    assert RuleSet.from_dict(start["rules"]) == rules
+    page.close()
+
+
+def test_a_served_contest_offers_its_bots_as_opponents(tmp_path, live_server):
+    import shutil
+
+    from arena.bots import SAMPLE_BOTS, bot_digest, bot_files, resolve
+    from arena.ladder.queries import enter_bots
+
+    app = create_app(WebConfig(db=str(tmp_path / "c.db"), sandbox="inproc", house_bots=False))
+    folder = tmp_path / "mybot"
+    shutil.copytree(SAMPLE_BOTS / "greedy", folder)
+    digest = bot_digest(bot_files(resolve(str(folder))))
+    enter_bots(app.state.engine, "contest", [("mybot", str(folder), digest)])
+    url = live_server(app)
+    alice = sign_up(url, app, "alice")
+    assert "mybot" in alice.get("/play").text
+    path = open_table(alice, players="2", opponent=["mybot"])
+    cookie = "; ".join(f"{k}={v}" for k, v in alice.cookies.items())
+    page = Page(url, path, additional_headers={"Cookie": cookie})
+    assert page.recv()["names"] == ["alice", "mybot"]
+    _play_to_the_end(page)
+    page.close()
+
+
+def test_several_people_play_at_once_each_at_their_own_table(tmp_path, live_server):
+    app = create_app(WebConfig(db=str(tmp_path / "c.db"), sandbox="inproc"))
+    url = live_server(app)
+    people = {name: sign_up(url, app, name) for name in ("ann", "ben")}
+    pages = {}
+    for name, client in people.items():
+        path = open_table(client, players="3", seat="1")
+        cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
+        pages[name] = Page(url, path, additional_headers={"Cookie": cookie})
+        assert pages[name].recv()["names"][1] == name
+    for page in pages.values():  # both tables dealt and live at once
+        page.until("hand_start")
+    ends = {name: _play_to_the_end(page) for name, page in pages.items()}
+    assert ends["ann"]["replay_url"] != ends["ben"]["replay_url"]
+    for name, client in people.items():
+        other = "ben" if name == "ann" else "ann"
+        assert client.get(ends[name]["replay_url"]).status_code == 200
+        assert client.get(ends[other]["replay_url"]).status_code == 404  # not theirs
+        pages[name].close()
+
+
 def test_the_form_refuses_bad_fields_with_their_reason(tmp_path, live_server):
     url = live_server(play_app(tmp_path))
     client = httpx.Client(base_url=url)
