@@ -6,7 +6,9 @@ disconnects."""
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
+import time
 from typing import Any
 
 from arena.bots import resolve
@@ -22,7 +24,9 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
-async def _match(person: HumanSeat, drive: Any, tc: TimeControl, hands: int = 1) -> dict:
+async def _match(
+    person: HumanSeat, drive: Any, tc: TimeControl, hands: int = 1, **more: Any
+) -> dict:
     """A match of ``hands`` hk hands: the person in seat 0, sample bots in-process."""
     rules = RuleSet.preset("hk").replace(match_end="hands", match_end_value=hands)
     bots = [resolve("remote:you"), resolve("random"), resolve("greedy"), resolve("heuristic")]
@@ -34,7 +38,7 @@ async def _match(person: HumanSeat, drive: Any, tc: TimeControl, hands: int = 1)
 
     summary = await run_match(
         bots, rules, "human-seat-test", tc, "inproc",
-        listen_tcp=f"127.0.0.1:{_port()}", on_remote=seated,
+        listen_tcp=f"127.0.0.1:{_port()}", on_remote=seated, **more,
     )  # fmt: skip
     for t in tasks:
         t.cancel()
@@ -122,3 +126,53 @@ def test_a_person_who_leaves_is_a_disconnected_seat_and_the_match_ends():
     me = summary["seats"][0]
     assert me["forfeit"] and me["faults"]
     assert all(not s["forfeit"] for s in summary["seats"][1:])
+
+
+def _answer_after(delay: float, updates: list[dict]) -> Any:
+    async def drive(person: HumanSeat, _tasks) -> None:
+        while True:
+            update = await asyncio.wait_for(person.updates.get(), 30)
+            updates.append(update)
+            if update["type"] in ("match_end", "closed"):
+                return
+            if update["type"] == "turn" and delay >= 0:
+                await asyncio.sleep(delay)
+                first = update["legal"][0]["cards"] or "pass"
+                await person.answer(update["turn_id"], first)
+
+    return drive
+
+
+def test_a_persons_own_time_control_is_the_one_their_seat_is_held_to(tmp_path):
+    """The match's clock is 200 ms a move, the person's 3 s: answers after 0.4 s are in
+    time for the person (and the record says whose clock was whose)."""
+    updates: list[dict] = []
+    record = tmp_path / "m.jsonl"
+    summary = asyncio.run(
+        _match(
+            HumanSeat(), _answer_after(0.4, updates), TimeControl(move_ms=200, bank_ms=0),
+            seat_time={0: TimeControl(move_ms=3000, bank_ms=0)}, record_path=record,
+        )
+    )  # fmt: skip
+    assert not summary["seats"][0]["faults"], summary["seats"][0]["faults"]
+    assert [u["move_ms"] for u in updates if u["type"] == "turn"][:1] == [3000]
+    start = next(u for u in updates if u["type"] == "match_start")
+    assert start["move_ms"] == 3000
+    header = json.loads(record.read_text().splitlines()[0])
+    assert header["time_control"]["move_ms"] == 200
+    assert header["seats"][0]["time_control"]["move_ms"] == 3000
+    assert "time_control" not in header["seats"][1]
+
+
+def test_a_short_personal_clock_runs_out_before_the_matchs():
+    updates: list[dict] = []
+    started = time.monotonic()
+    summary = asyncio.run(
+        _match(
+            HumanSeat(), _answer_after(-1, updates), TimeControl(move_ms=20_000, bank_ms=0),
+            seat_time={0: TimeControl(move_ms=300, bank_ms=0, max_strikes=1)},
+        )
+    )  # fmt: skip
+    me = summary["seats"][0]
+    assert me["faults"][0]["kind"] == "timeout" and me["forfeit"]  # one strike, its own
+    assert time.monotonic() - started < 15  # 300 ms, not the match's 20 s
