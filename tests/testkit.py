@@ -48,6 +48,49 @@ def arena(
     )
 
 
+def arena_main(*args: str) -> subprocess.CompletedProcess:
+    """``arena ARGS`` run by ``arena.cli.main`` (what ``arena`` and ``python -m arena``
+    run) in this process, its stdout, stderr and exit code captured as ``arena`` gives them.
+
+    For a test that only checks what a command says and its exit code (bad input, a typo'd
+    name, a missing database): a process costs a second of interpreter start and imports
+    per call.  Keep ``arena`` where the process itself is checked (signals, sandboxes, bots
+    over sockets, a long run).  What ``main`` changes in a process is put back: argv, the
+    open-files limit, the progress log's handlers."""
+    import contextlib
+    import io
+    import logging
+    import resource
+    import traceback
+
+    from arena.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    notes = logging.getLogger("arena.progress")
+    handlers, argv = list(notes.handlers), sys.argv
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)
+    code: int = 0
+    sys.argv = ["arena", *args]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main()
+            except SystemExit as stop:  # as the interpreter turns it into an exit code
+                if stop.code is None or isinstance(stop.code, int):
+                    code = stop.code or 0
+                else:
+                    print(stop.code, file=sys.stderr)
+                    code = 1
+            except Exception:  # an uncaught error: the traceback a user would see
+                traceback.print_exc()
+                code = 1
+    finally:
+        sys.argv = argv
+        notes.handlers[:] = handlers
+        resource.setrlimit(resource.RLIMIT_NOFILE, limit)
+    return subprocess.CompletedProcess(["arena", *args], code, out.getvalue(), err.getvalue())
+
+
 def docker_problem() -> str | None:
     """Why the Docker tests cannot run here (no engine answers, or the base image is
     missing), or None when they can."""

@@ -19,7 +19,7 @@ from arena.ladder.sprt import NELO_SCALE, SPRT
 from bigtwo import RuleSet
 from bigtwo.loader import load_bot_class
 
-from testkit import arena, arena_command
+from testkit import arena, arena_command, arena_main
 
 ROOT = Path(__file__).resolve().parents[2]
 RAISER = str(ROOT / "tests" / "adversarial" / "bots" / "raiser.py")  # raises in every act()
@@ -27,8 +27,12 @@ SLEEPER = str(ROOT / "tests" / "adversarial" / "bots" / "sleeper.py")  # 0.6 s e
 RandomBot = load_bot_class(str(ROOT / "sample_bots" / "random"))
 
 
-def compare(*args, as_json=True):
+def compare(*args, as_json=True, in_process=False):
+    """``arena compare`` with in-process bots; ``in_process``: run by ``arena.cli.main`` in
+    this process (for bad input, which ends before any bot starts)."""
     options = ["--sandbox", "inproc", *(["--json"] if as_json else [])]
+    if in_process:
+        return arena_main("compare", *options, *args)
     return arena("compare", *options, *args, timeout=600)
 
 
@@ -114,13 +118,13 @@ def test_bad_input_exits_64_never_a_verdict_code(args, named):
     """Bad input is 64 (EX_USAGE), whoever finds it (the command or click), so that a CI
     script's 2 always means "undecided"; --json prints an error object, and without it
     stdout stays empty."""
-    proc = compare(*args)
+    proc = compare(*args, in_process=True)
     assert proc.returncode == 64, (proc.returncode, proc.stderr)
     assert named in proc.stderr and "Traceback" not in proc.stderr
     error = strict_json(proc.stdout)
     assert error["exit_code"] == 64 and error["decision"] is None
     assert error["error"] == "bad input" and named in error["message"]
-    plain = compare(*args, as_json=False)
+    plain = compare(*args, as_json=False, in_process=True)
     assert plain.returncode == 64 and plain.stdout == "" and named in plain.stderr
 
 
