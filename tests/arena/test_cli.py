@@ -1,4 +1,6 @@
-"""The `arena` command as a user runs it: a real process, real output, real exit codes."""
+"""The `arena` command as a user runs it: a real process, real output, real exit codes
+(bad input, which ends before anything starts, through ``arena.cli.main`` in the test
+process: ``testkit.arena_main``, checked against the process below)."""
 
 import itertools
 import json
@@ -13,7 +15,7 @@ import pytest
 from bigtwo import RuleSet
 
 from testkit import arena as run_arena
-from testkit import arena_command
+from testkit import arena_command, arena_main
 
 arena = partial(run_arena, timeout=120)  # each command here ends in seconds
 
@@ -86,31 +88,51 @@ def test_rules_file_round_trip(tmp_path):
     ],
 )
 def test_bad_input_is_a_one_line_error_and_nonzero_exit(args, message):
-    proc = arena(*args)
+    proc = arena_main(*args)
     assert proc.returncode != 0
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["compare", "--json", "--max-matches", "0", "random", "greedy"],  # click's, 64, JSON
+        ["demo", "--set", "bombz=anywhere"],  # the command's own error
+        ["replay", "/no/such/file.jsonl"],  # exit 1
+    ],
+)
+def test_arena_main_in_the_test_process_says_what_the_command_says(args):
+    """The tests that only check what bad input is told run ``arena.cli.main`` in the
+    test process (``testkit.arena_main``): it must give the process's exit code, stdout
+    and stderr byte for byte."""
+    real, here = arena(*args), arena_main(*args)
+    assert (here.returncode, here.stdout, here.stderr) == (
+        real.returncode,
+        real.stdout,
+        real.stderr,
+    )
+
+
 def test_bad_rules_files_name_the_file(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    proc = arena("demo", "--rules", str(bad))
+    proc = arena_main("demo", "--rules", str(bad))
     assert proc.returncode == 2 and str(bad) in proc.stderr
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps({"preset": "hk", "flush_compare": "biggest"}))
-    proc = arena("demo", "--rules", str(wrong))
+    proc = arena_main("demo", "--rules", str(wrong))
     assert proc.returncode == 2 and "flush_compare" in proc.stderr and str(wrong) in proc.stderr
     binary = tmp_path / "bin.json"
     binary.write_bytes(b"\xff\xfe\x00garbage")
-    proc = arena("demo", "--rules", str(binary))
+    proc = arena_main("demo", "--rules", str(binary))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 
 def test_help_teaches():
-    proc = arena("--help")
+    proc = arena_main("--help")
     assert proc.returncode == 0 and "demo" in proc.stdout and "rules" in proc.stdout
-    proc = arena("demo", "--help")
+    proc = arena_main("demo", "--help")
     assert "Example: arena demo" in proc.stdout and "--set" in proc.stdout
 
 
@@ -180,7 +202,7 @@ def test_match_live_table_and_standings():
     ],
 )
 def test_match_bad_input(args, message):
-    proc = arena(*args)
+    proc = arena_main(*args)
     assert proc.returncode != 0 and message in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -208,7 +230,7 @@ def test_match_with_a_bot_that_fails_to_start(tmp_path):
 def test_replay_rejects_garbage(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
-    proc = arena("replay", str(bad))
+    proc = arena_main("replay", str(bad))
     assert proc.returncode == 1 and "bad.jsonl:1: not JSON" in proc.stderr
 
 
