@@ -20,7 +20,7 @@ import pytest
 from arena.web.app import create_app
 from arena.web.contest import WebConfig
 
-from testkit import arena, arena_command
+from testkit import arena, arena_command, arena_main
 
 
 def test_create_organizer_prints_a_one_time_password_once(tmp_path: Path):
@@ -29,9 +29,10 @@ def test_create_organizer_prints_a_one_time_password_once(tmp_path: Path):
     assert made.returncode == 0, made.stderr
     assert "organizer alice created" in made.stdout
     assert "one-time password: " in made.stdout
-    again = arena("serve", "--db", db, "--create-organizer", "alice", timeout=60)
+    # refusals: what they say needs no process of its own (arena.cli.main, in this one)
+    again = arena_main("serve", "--db", db, "--create-organizer", "alice")
     assert again.returncode != 0 and "taken" in again.stderr
-    bad = arena("serve", "--db", db, "--create-organizer", "<x>", timeout=60)
+    bad = arena_main("serve", "--db", db, "--create-organizer", "<x>")
     assert bad.returncode != 0 and "letters, digits" in bad.stderr
     env = {**os.environ, "ARENA_ORGANIZER_PASSWORD": "chosen-password"}
     quiet = arena("serve", "--db", db, "--create-organizer", "bob", env=env, timeout=60)
@@ -51,7 +52,9 @@ def test_create_organizer_prints_a_one_time_password_once(tmp_path: Path):
     ],
 )
 def test_bad_options_are_one_line_errors(tmp_path: Path, args: list[str], words: str):
-    proc = arena("serve", "--db", str(tmp_path / "c.db"), *args, timeout=60)
+    """Refused before anything is served: ``arena.cli.main`` in the test process
+    (``testkit.arena_main``), not a process of its own."""
+    proc = arena_main("serve", "--db", str(tmp_path / "c.db"), *args)
     assert proc.returncode != 0 and words in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
 
