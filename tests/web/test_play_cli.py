@@ -15,6 +15,8 @@ import httpx
 import pytest
 from test_tables import Page
 
+from testkit import arena_main
+
 ARENA = [sys.executable, "-m", "arena"]
 
 
@@ -86,12 +88,6 @@ def test_arena_play_serves_the_first_table_plays_it_and_stops_on_ctrl_c(tmp_path
     ],
 )
 def test_arena_play_refuses_bad_options_before_serving(tmp_path, args, words):
-    done = subprocess.run(
-        [*ARENA, "play", "--no-open", "--db", str(tmp_path / "p.db"), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=dict(os.environ, COLUMNS="200"),
-    )
+    done = arena_main("play", "--no-open", "--db", str(tmp_path / "p.db"), *args)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert words in done.stderr and "open http" not in done.stdout
