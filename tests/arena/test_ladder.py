@@ -357,12 +357,19 @@ def test_a_ladder_with_12_or_24_rotations_plays_every_rotation(rotations, tmp_pa
 @pytest.mark.slow
 @pytest.mark.parametrize("preset", ["hk", "family", "pusoy"])
 def test_sample_bots_come_out_in_their_true_order_with_separated_intervals(preset, tmp_path):
-    proc = ladder_run(tmp_path / "l.db", "--rules", preset, "--rounds", "30", "--bots", *SAMPLES)
+    """10 matches of 4 deals × 4 rotations (160 hands) per preset separate the three.
+    Measured (3 runs per preset, fresh deal keys; random's own draws are unseeded): the
+    closest gap, greedy's low end over random's high end, was 67–102 Elo (hk), 86–99
+    (family), 97–124 (pusoy), with intervals ±25–40; heuristic over greedy 139+ Elo.
+    30 matches (±16–23) separated by 105+ and took three times as long."""
+    proc = ladder_run(tmp_path / "l.db", "--rules", preset, "--rounds", "10", "--bots", *SAMPLES)
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
-    assert [r["bot"] for r in rows] == ["heuristic", "greedy", "random"]
-    assert rows[0]["elo_low"] > rows[1]["elo_high"] and rows[1]["elo_low"] > rows[2]["elo_high"]
-    assert rows[0]["separated_from_next"] and rows[1]["separated_from_next"]
+    shown = [(r["bot"], r["elo_low"], r["elo"], r["elo_high"]) for r in rows]
+    assert [r["bot"] for r in rows] == ["heuristic", "greedy", "random"], shown
+    gaps = [upper["elo_low"] - lower["elo_high"] for upper, lower in itertools.pairwise(rows)]
+    assert min(gaps) > 0, f"interval gaps {gaps} Elo (must be > 0): {shown}"
+    assert rows[0]["separated_from_next"] and rows[1]["separated_from_next"], shown
 
 
 def test_a_new_ladder_with_no_bots_plays_the_sample_bots(tmp_path):
