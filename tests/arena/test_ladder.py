@@ -16,7 +16,7 @@ from arena.ladder.runner import BATCH, batches, groups_for
 from arena.ladder.store import database_url
 
 from testkit import arena as run_arena
-from testkit import arena_command
+from testkit import arena_command, arena_main  # arena_main: views and refusals, in-process
 
 arena = partial(run_arena, timeout=600)  # whole ladders
 
@@ -88,14 +88,14 @@ def test_ladder_runs_ranks_and_shows_json(db):
     order = [r["bot"] for r in rows]
     assert order.index("heuristic") < order.index("random")
     assert statuses(db) == {"done": 3}
-    shown = arena("ladder", "show", "--db", str(db), "--json")
+    shown = arena_main("ladder", "show", "--db", str(db), "--json")
     assert json.loads(shown.stdout) == rows
     for r in rows:  # P(a stronger than b) + P(b stronger than a) = 1
         for other, p in r["superiority"].items():
             mirror = next(o for o in rows if o["bot"] == other)["superiority"][r["bot"]]
             assert 0 <= p <= 1 and p + mirror == pytest.approx(1, abs=2e-4)
     assert rows[0]["superiority"][rows[-1]["bot"]] > 0.5
-    grid = arena("ladder", "show", "--db", str(db), "--matrix")
+    grid = arena_main("ladder", "show", "--db", str(db), "--matrix")
     assert "P(row stronger than column)" in grid.stdout
     assert query(db, "select count(*) from deals")[0][0] == 3 * 4  # one block per deal
     assert query(db, "select count(*) from moves")[0][0] > 3 * 16 * 20  # replays kept
@@ -151,7 +151,8 @@ def test_a_new_bot_joins_a_running_ladder(db):
     ],
 )
 def test_ladder_bad_input(args, message, tmp_path):
-    proc = arena(*args, "--db", str(tmp_path / "x.db")) if args[1] == "run" else arena(*args)
+    extra = ["--db", str(tmp_path / "x.db")] if args[1] == "run" else []
+    proc = arena_main(*args, *extra)  # refused before anything starts: no process needed
     assert proc.returncode != 0 and message in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -168,12 +169,12 @@ def test_add_then_run_and_export(tmp_path):
     assert added.returncode == 0 and "entered 1 bot" in added.stdout
     run = ladder_run(db)
     assert {r["bot"] for r in json.loads(run.stdout)} == {"random", "greedy", "heuristic"}
-    csv_out = arena("ladder", "export", "--db", db, "--csv")
+    csv_out = arena_main("ladder", "export", "--db", db, "--csv")
     lines = csv_out.stdout.strip().splitlines()
     assert lines[0] == "match,deal,seed,bot,points" and len(lines) > 8
-    jsonl = [json.loads(x) for x in arena("ladder", "export", "--db", db).stdout.splitlines()]
+    jsonl = [json.loads(x) for x in arena_main("ladder", "export", "--db", db).stdout.splitlines()]
     assert {r["bot"] for r in jsonl} == {"random", "greedy", "heuristic"}
-    missing = arena("ladder", "add", "--db", str(tmp_path / "none.db"), SAMPLES[0])
+    missing = arena_main("ladder", "add", "--db", str(tmp_path / "none.db"), SAMPLES[0])
     assert missing.returncode == 2 and "no such database" in missing.stderr
 
 
@@ -192,7 +193,7 @@ def test_a_bot_that_crashes_at_once_ranks_last_not_on_its_fallback(tmp_path):
     assert rows["random"]["in_field"] and rows["greedy"]["in_field"]
     assert rows["random"]["forfeits"] == rows["greedy"]["forfeits"] == 0
     assert rows["greedy"]["elo_high"] - rows["greedy"]["elo_low"] < 400  # not blown up
-    table = arena("ladder", "show", "--db", str(tmp_path / "l.db"))
+    table = arena_main("ladder", "show", "--db", str(tmp_path / "l.db"))
     assert "unbounded*" in table.stdout and "forfeits:" in table.stdout
 
 
@@ -211,7 +212,7 @@ def test_a_bot_that_cannot_start_is_refused_at_entry_and_the_rest_play(tmp_path)
     assert "did not start" in proc.stderr and "Traceback" not in proc.stderr
     assert sorted(r["bot"] for r in json.loads(proc.stdout)) == ["greedy", "heuristic", "random"]
     assert statuses(str(db)) == {"done": 1}
-    shown = arena("ladder", "show", "--db", str(db), "--json")
+    shown = arena_main("ladder", "show", "--db", str(db), "--json")
     assert "crash_at_start" not in shown.stdout
 
 
@@ -225,7 +226,7 @@ def test_ladder_add_refuses_a_bot_that_forfeits_its_check_and_enters_the_rest(tm
     assert "raiser.py:" in proc.stderr  # the author's own file and line
     assert "entered 1 bot(s)" in proc.stdout
     shown = {
-        r["bot"] for r in json.loads(arena("ladder", "show", "--db", str(db), "--json").stdout)
+        r["bot"] for r in json.loads(arena_main("ladder", "show", "--db", str(db), "--json").stdout)
     }
     assert "good" in shown and "raiser" not in shown
     again = arena("ladder", "add", "--db", str(db), good)  # already in: not checked again
@@ -249,7 +250,7 @@ def test_an_unchecked_bot_that_cannot_start_stops_the_ladder_and_is_never_rated(
         done = conn.execute(text("SELECT count(*) FROM matches WHERE status = 'done'")).scalar()
     engine.dispose()
     assert done == 0
-    shown = json.loads(arena("ladder", "show", "--db", str(db), "--json").stdout)
+    shown = json.loads(arena_main("ladder", "show", "--db", str(db), "--json").stdout)
     (entry,) = [r for r in shown if r["bot"] == "crash_at_start"]  # entered, never rated
     assert not entry["rated"] and entry["matches"] == 0 and entry["elo"] is None
 
