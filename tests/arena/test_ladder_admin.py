@@ -2,9 +2,12 @@
 `plot`, a typo'd ladder name, a bot shown as soon as it is entered, ladder matches kept and
 replayed by id, and one separation criterion for the leaderboard and its matrix.
 
-Every test runs the real `arena` command on a real database (a SQLite file in tmp_path,
-and the PostgreSQL server too when ARENA_TEST_POSTGRES_URL names one) with real bots over
-gRPC (the inproc sandbox: trusted sample bots and test bots, quick)."""
+Ladders are played by the real `arena` command (a process) on a real database (a SQLite
+file in tmp_path, and the PostgreSQL server too when ARENA_TEST_POSTGRES_URL names one)
+with real bots over gRPC (the inproc sandbox: trusted sample bots and test bots, quick).
+The commands that then look after them (list, show, faults, retire, plot, replay) run as
+``arena.cli.main`` in the test process (``testkit.arena_main``: the same output and exit
+code, without a second of interpreter start and imports per call)."""
 
 import gzip
 import itertools
@@ -20,6 +23,7 @@ from arena.ladder.ratings import SEPARATED_P, fit_plackett_luce
 from arena.ladder.store import database_url
 
 from testkit import arena as run_arena
+from testkit import arena_main
 
 arena = partial(run_arena, timeout=600)  # whole ladders
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,14 +91,14 @@ def two_ladders(module_db, slip):
 
 def test_list_shows_every_ladder(two_ladders):
     db = two_ladders
-    rows = json.loads(arena("ladder", "list", "--db", db, "--json").stdout)
+    rows = json.loads(arena_main("ladder", "list", "--db", db, "--json").stdout)
     assert [r["name"] for r in rows] == ["alpha", "beta"]
     alpha, beta = rows
     assert alpha["rules"] == "hk (preset)" and beta["rules"] == "family (preset)"
     assert (alpha["bots"], alpha["played"], alpha["pending"]) == (4, 3, 0)
     assert (beta["bots"], beta["played"]) == (2, 1)
     assert alpha["last_played"] and beta["last_played"]
-    table = arena("ladder", "list", "--db", db)
+    table = arena_main("ladder", "list", "--db", db)
     assert table.returncode == 0
     for word in ("alpha", "beta", "hk (preset)", "family (preset)", "last played"):
         assert word in table.stdout
@@ -102,7 +106,7 @@ def test_list_shows_every_ladder(two_ladders):
 
 def test_list_of_an_empty_or_missing_database(tmp_path):
     missing = tmp_path / "none.db"
-    proc = arena("ladder", "list", "--db", str(missing))
+    proc = arena_main("ladder", "list", "--db", str(missing))
     assert proc.returncode == 2 and "no such database" in proc.stderr
     assert not missing.exists()  # looking never creates a database
 
@@ -122,7 +126,7 @@ def test_a_typo_in_a_ladder_name_lists_the_ladders_there_are(tmp_path):
     run(db, "--name", "alpha", *SAMPLES)
     run(db, "--name", "beta", *SAMPLES)
     for command in COMMANDS_TAKING_A_LADDER:
-        proc = arena(*command, "--db", db, "--name", "alhpa")
+        proc = arena_main(*command, "--db", db, "--name", "alhpa")
         assert proc.returncode == 2, command
         assert "no ladder named 'alhpa'; ladders here: alpha, beta" in proc.stderr, command
         assert "Traceback" not in proc.stderr
@@ -130,16 +134,16 @@ def test_a_typo_in_a_ladder_name_lists_the_ladders_there_are(tmp_path):
     assert names == ["alpha", "beta"]  # none of them made one
     empty = str(tmp_path / "empty.db")
     query(empty, "select 1")  # an empty SQLite file: no tables, no ladders
-    proc = arena("ladder", "list", "--db", empty)
+    proc = arena_main("ladder", "list", "--db", empty)
     assert proc.returncode == 0 and "no ladders yet" in " ".join(proc.stdout.split())
-    proc = arena("ladder", "show", "--db", empty, "--name", "x")
+    proc = arena_main("ladder", "show", "--db", empty, "--name", "x")
     assert proc.returncode == 2 and "holds no ladder yet" in proc.stderr
 
 
 def test_replay_names_the_ladders_when_the_ladder_is_unknown(tmp_path):
     db = str(tmp_path / "l.db")
     run(db, "--name", "alpha", *SAMPLES)
-    proc = arena("replay", "1", "--db", db, "--ladder", "alhpa")
+    proc = arena_main("replay", "1", "--db", db, "--ladder", "alhpa")
     assert proc.returncode == 2 and "ladders here: alpha" in proc.stderr
 
 
@@ -152,7 +156,7 @@ def test_faults_shows_the_stored_details(two_ladders):
         "where b.name = 'slip' order by f.match_id desc, f.id desc",
     )
     assert stored, "the slip bot made faults"
-    proc = arena("ladder", "faults", "slip", "--db", db, "--name", "alpha", "--json")
+    proc = arena_main("ladder", "faults", "slip", "--db", db, "--name", "alpha", "--json")
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
     assert len(rows) == min(20, len(stored))
@@ -162,12 +166,12 @@ def test_faults_shows_the_stored_details(two_ladders):
         assert row["bot"] == "slip" and row["detail"] == detail
         assert "boom" in row["detail"] and "slip.py:14" in row["detail"]
     limited = json.loads(
-        arena(
+        arena_main(
             "ladder", "faults", "slip", "--db", db, "--name", "alpha", "--limit", "2", "--json"
         ).stdout
     )
     assert limited == rows[:2]
-    table = arena("ladder", "faults", "slip@v1", "--db", db, "--name", "alpha", "--limit", "3")
+    table = arena_main("ladder", "faults", "slip@v1", "--db", db, "--name", "alpha", "--limit", "3")
     assert table.returncode == 0, table.stderr
     assert "Faults of slip@v1" in table.stdout and "crash" in table.stdout
     assert f"{len(stored)} fault(s) in all (crash {len(stored)})" in table.stdout
@@ -181,16 +185,16 @@ def test_faults_shows_the_stored_details(two_ladders):
         str(rows[0]["turn"]),
         "crash",
     ]  # the table counts hands from 1
-    none = arena("ladder", "faults", "heuristic", "--db", db, "--name", "alpha")
+    none = arena_main("ladder", "faults", "heuristic", "--db", db, "--name", "alpha")
     assert none.returncode == 0 and "no faults" in none.stdout
 
 
 def test_faults_of_an_unknown_bot_or_version_say_what_there_is(two_ladders):
     db = two_ladders
-    proc = arena("ladder", "faults", "slp", "--db", db, "--name", "alpha")
+    proc = arena_main("ladder", "faults", "slp", "--db", db, "--name", "alpha")
     assert proc.returncode == 2
     assert "no bot 'slp' in this ladder; its bots: greedy, heuristic, random, slip" in (proc.stderr)
-    proc = arena("ladder", "faults", "slip@v7", "--db", db, "--name", "alpha")
+    proc = arena_main("ladder", "faults", "slip@v7", "--db", db, "--name", "alpha")
     assert proc.returncode == 2 and "no version 7" in proc.stderr and "slip@v1" in proc.stderr
 
 
@@ -198,12 +202,12 @@ def test_a_hostile_fault_text_is_escaped_and_capped(tmp_path):
     db = str(tmp_path / "l.db")
     words = "\x1b[2J\x1b]0;owned\x07[red]x[/red]" + "A" * 5000
     run(db, *SAMPLES, slip_bot(tmp_path, "shouter", words))
-    proc = arena("ladder", "faults", "shouter", "--db", db)
+    proc = arena_main("ladder", "faults", "shouter", "--db", db)
     assert proc.returncode == 0, proc.stderr
     assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
     assert "\\x1b[2J" in proc.stdout.replace("\n", "").replace("│", "").replace(" ", "")
     assert "AAAA" in proc.stdout and "A" * 400 not in proc.stdout.replace("\n", "")
-    as_json = json.loads(arena("ladder", "faults", "shouter", "--db", db, "--json").stdout)
+    as_json = json.loads(arena_main("ladder", "faults", "shouter", "--db", db, "--json").stdout)
     assert all(len(r["detail"]) <= 4000 for r in as_json)
 
 
@@ -212,19 +216,19 @@ def test_retire_a_version_hides_it_plans_nothing_for_it_and_keeps_its_matches(db
     run(db, *SAMPLES)
     first = run(db, slip)  # two matches: the slip played one
     before = {r["bot"]: r for r in first}
-    proc = arena("ladder", "retire", "slip@v1", "--db", db)
+    proc = arena_main("ladder", "retire", "slip@v1", "--db", db)
     assert proc.returncode == 0, proc.stderr
     assert "its 1 finished match(es) of 2 keep counting" in proc.stdout.replace("\n", " ")
-    shown = json.loads(arena("ladder", "show", "--db", db, "--json").stdout)
+    shown = json.loads(arena_main("ladder", "show", "--db", db, "--json").stdout)
     assert "slip" not in {r["bot"] for r in shown}
     assert [r["rank"] for r in shown] == list(range(1, len(shown) + 1))
     for r in shown:  # the fit still holds the slip's match: the others' ratings stand
         assert r["elo"] == before[r["bot"]]["elo"]
-    every = json.loads(arena("ladder", "show", "--db", db, "--json", "--all").stdout)
+    every = json.loads(arena_main("ladder", "show", "--db", db, "--json", "--all").stdout)
     assert next(r for r in every if r["bot"] == "slip")["retired"] is True
-    table = arena("ladder", "show", "--db", db, "--all")
+    table = arena_main("ladder", "show", "--db", db, "--all")
     assert "slip (retired)" in table.stdout
-    assert "slip" not in arena("ladder", "show", "--db", db).stdout
+    assert "slip" not in arena_main("ladder", "show", "--db", db).stdout
     after = run(db, "--rounds", "3")  # more matches: none of them with the slip
     slip_id = query(
         db, "select v.id from bot_versions v join bots b on b.id = v.bot_id where b.name = 'slip'"
@@ -235,10 +239,10 @@ def test_retire_a_version_hides_it_plans_nothing_for_it_and_keeps_its_matches(db
     ]
     assert sum(slip_id in s for s in seats) == 1 and len(seats) > 2
     assert "slip" not in {r["bot"] for r in after}
-    back = arena("ladder", "retire", "slip", "--db", db, "--undo")
+    back = arena_main("ladder", "retire", "slip", "--db", db, "--undo")
     assert back.returncode == 0 and "back in ladder" in back.stdout
     assert "slip" in {
-        r["bot"] for r in json.loads(arena("ladder", "show", "--db", db, "--json").stdout)
+        r["bot"] for r in json.loads(arena_main("ladder", "show", "--db", db, "--json").stdout)
     }
 
 
@@ -258,20 +262,20 @@ def test_retire_withdraws_pending_matches_and_undo_restores_them(tmp_path, slip)
         assert plan(session, ladder, 1) > 0
     engine.dispose()
     pending = query(db, "select count(*) from matches where status = 'pending'")[0][0]
-    proc = arena("ladder", "retire", "slip", "--db", db)
+    proc = arena_main("ladder", "retire", "slip", "--db", db)
     assert f"({pending} pending withdrawn)" in proc.stdout.replace("\n", " ")
     assert query(db, "select count(*) from matches where status = 'withdrawn'")[0][0] == pending
-    undo = arena("ladder", "retire", "slip", "--db", db, "--undo")
+    undo = arena_main("ladder", "retire", "slip", "--db", db, "--undo")
     assert f"{pending} withdrawn match(es) pending again" in undo.stdout.replace("\n", " ")
 
 
 def test_retire_an_unknown_bot_or_version_lists_what_exists(tmp_path):
     db = str(tmp_path / "l.db")
     run(db, *SAMPLES)
-    proc = arena("ladder", "retire", "greedyy", "--db", db)
+    proc = arena_main("ladder", "retire", "greedyy", "--db", db)
     assert proc.returncode == 2
     assert "no bot 'greedyy' in this ladder; its bots: greedy, heuristic, random" in proc.stderr
-    proc = arena("ladder", "retire", "greedy@v2", "--db", db)
+    proc = arena_main("ladder", "retire", "greedy@v2", "--db", db)
     assert proc.returncode == 2 and "it has: greedy@v1" in proc.stderr
 
 
@@ -279,12 +283,12 @@ def test_show_lists_a_bot_as_soon_as_it_is_added(tmp_path, slip):
     db = str(tmp_path / "l.db")
     run(db, *SAMPLES)
     assert arena("ladder", "add", "--db", db, slip).returncode == 0
-    rows = json.loads(arena("ladder", "show", "--db", db, "--json").stdout)
+    rows = json.loads(arena_main("ladder", "show", "--db", db, "--json").stdout)
     newcomer = rows[-1]
     assert newcomer["bot"] == "slip" and newcomer["rated"] is False
     assert newcomer["rank"] is None and newcomer["elo"] is None and newcomer["matches"] == 0
     assert all(r["rated"] for r in rows[:-1])
-    table = arena("ladder", "show", "--db", db)
+    table = arena_main("ladder", "show", "--db", db)
     assert table.returncode == 0 and "slip" in table.stdout
     assert "not yet played" in table.stdout
 
@@ -293,7 +297,7 @@ def test_show_before_any_match_lists_the_entered_bots(tmp_path):
     db = str(tmp_path / "l.db")
     run(db, *SAMPLES[:2])
     assert arena("ladder", "add", "--db", db, "--name", "default", SAMPLES[2]).returncode == 0
-    table = arena("ladder", "show", "--db", db)
+    table = arena_main("ladder", "show", "--db", db)
     assert "heuristic" in table.stdout and "not yet played" in table.stdout
 
 
@@ -316,21 +320,21 @@ def test_a_ladder_match_is_kept_compressed_and_replays_by_id(db, slip):
         moves = query(db, f"select count(*) from moves where match_id = {mid}")[0][0]
         assert moves == sum(e["type"] == "turn" for e in events)
     for other, *_ in kept[1:]:  # each match of the batch: its own record, checked
-        proc = arena("replay", str(other), "--db", db, "--quiet")
+        proc = arena_main("replay", str(other), "--db", db, "--quiet")
         assert proc.returncode == 0 and "record complete" in " ".join(proc.stdout.split())
     mid = kept[0][0]
-    proc = arena("replay", str(mid), "--db", db, "--quiet")
+    proc = arena_main("replay", str(mid), "--db", db, "--quiet")
     assert proc.returncode == 0, proc.stderr
     flat = " ".join(proc.stdout.split())
     assert f"ladder 'default' match {mid}:" in flat
     assert "4 hands" in flat and "all legal; record complete" in flat
-    shown = arena("replay", str(mid), "--db", db, "--ladder", "default")
+    shown = arena_main("replay", str(mid), "--db", db, "--ladder", "default")
     assert shown.returncode == 0 and "Hand 4" in shown.stdout and "random" in shown.stdout
     # slip's match: its faults are in its record, where they happened
     slip_match = query(db, "select distinct match_id from faults")[0][0]
-    faulty = arena("replay", str(slip_match), "--db", db)
+    faulty = arena_main("replay", str(slip_match), "--db", db)
     assert faulty.returncode == 0 and "fault slip" in faulty.stdout
-    missing = arena("replay", "999", "--db", db)
+    missing = arena_main("replay", "999", "--db", db)
     assert missing.returncode == 2 and "no match 999" in missing.stderr
 
 
@@ -346,7 +350,7 @@ def test_a_tampered_ladder_record_fails_the_check(tmp_path):
     with engine.begin() as con:
         con.execute(text("update match_records set data = :d"), {"d": bad})
     engine.dispose()
-    proc = arena("replay", str(mid), "--db", db, "--quiet")
+    proc = arena_main("replay", str(mid), "--db", db, "--quiet")
     assert proc.returncode == 1
     assert f"ladder 'default' match {mid}:{turn + 1}: illegal move" in proc.stderr
 
@@ -357,7 +361,7 @@ def test_leaderboard_next_column_and_matrix_share_one_criterion(tmp_path):
     for upper, lower in itertools.pairwise(rows):
         p = upper["superiority"][lower["bot"]]
         assert upper["separated_from_next"] == (p >= SEPARATED_P)
-    grid = arena("ladder", "show", "--db", db, "--matrix")
+    grid = arena_main("ladder", "show", "--db", db, "--matrix")
     assert f"≥ {SEPARATED_P}" in grid.stdout and "95% interval" in grid.stdout
     stars = len(re.findall(r"\d\*", grid.stdout))  # a cell's probability, starred
     assert stars == sum(p >= SEPARATED_P for r in rows for p in r["superiority"].values())
@@ -388,21 +392,21 @@ def test_separated_is_probability_of_superiority_not_interval_overlap():
 def test_plot_in_the_terminal_and_as_images(db, tmp_path):
     for rounds in ("1", "2", "3"):  # three runs: three snapshots
         run(db, "--rounds", rounds, *SAMPLES)
-    term = arena("ladder", "plot", "--db", db)
+    term = arena_main("ladder", "plot", "--db", db)
     assert term.returncode == 0, term.stderr
     assert "a snapshot per run" in term.stdout
     assert "Elo from 1 to 3 matches" in term.stdout
     for bot in ("random", "greedy", "heuristic"):
         line = next(line for line in term.stdout.splitlines() if line.startswith(bot))
         assert sum(ch in "▁▂▃▄▅▆▇█" for ch in line) == 3
-    refit = arena("ladder", "plot", "--db", db, "--from", "matches")
+    refit = arena_main("ladder", "plot", "--db", db, "--from", "matches")
     assert refit.returncode == 0 and "fitted again" in refit.stdout
     png, svg = tmp_path / "r.png", tmp_path / "r.svg"
-    assert arena("ladder", "plot", "--db", db, "--out", str(png)).returncode == 0
+    assert arena_main("ladder", "plot", "--db", db, "--out", str(png)).returncode == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
-    assert arena("ladder", "plot", "--db", db, "--out", str(svg)).returncode == 0
+    assert arena_main("ladder", "plot", "--db", db, "--out", str(svg)).returncode == 0
     assert "<svg" in svg.read_text() and "heuristic" in svg.read_text()
-    bad = arena("ladder", "plot", "--db", db, "--out", str(tmp_path / "r.txt"))
+    bad = arena_main("ladder", "plot", "--db", db, "--out", str(tmp_path / "r.txt"))
     assert bad.returncode == 2 and ".svg, .png or .pdf" in bad.stderr
 
 
@@ -415,7 +419,7 @@ def test_plot_before_any_rating_says_so(tmp_path):
     query(db, "delete from faults")
     query(db, "delete from deals")
     query(db, "update matches set status = 'pending'")
-    proc = arena("ladder", "plot", "--db", db)
+    proc = arena_main("ladder", "plot", "--db", db)
     assert proc.returncode == 2 and "no ratings yet" in proc.stderr
 
 
