@@ -15,7 +15,9 @@ plays (deals × seats).  Reported per bot and opponent:
   arXiv:1808.10442, comparable across rule sets);
 - each ± its standard error, taken over deals (a deal's rotations are not independent);
 - ``win``: the share of hands the bot (its team, under ``teams``) won;
-- the bot's move time (each ``act`` call): median and 99th percentile, in ms.
+- the bot's move time (each ``act`` call): median and 99th percentile, in ms, wall clock
+  (what a referee sees) and the CPU time of the thread (what it is on a loaded machine,
+  where a process waiting for a core overruns its wall-clock budget).
 
 A bot is a sample bot's name (``sample_bots/NAME``), ``lowest``, or anything
 ``play_local`` loads (``path/bot.py[:Class]``, a folder).  ``--jobs`` plays deals in
@@ -62,15 +64,17 @@ class LowestFirst(Bot):
 class Timed:
     """A bot whose ``act`` calls are timed; every other attribute is the bot's own."""
 
-    def __init__(self, bot: Any, times: list[float]) -> None:
+    def __init__(self, bot: Any, times: list[float], cpu: list[float]) -> None:
         self._bot = bot
         self._times = times
+        self._cpu = cpu
         self.display_name = getattr(bot, "display_name", type(bot).__name__)
 
     def act(self, observation: Observation) -> Any:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         move = self._bot.act(observation)
         self._times.append((time.perf_counter() - start) * 1000)
+        self._cpu.append((time.thread_time() - cpu) * 1000)
         return move
 
     def __getattr__(self, name: str) -> Any:
@@ -105,13 +109,14 @@ def _play_deals(job: tuple[str, str, dict[str, Any], str, list[int]]) -> dict[st
     make_bot, make_opp = factory(bot_spec, tag + "/bot"), factory(opp_spec, tag + "/opp")
     n = rules.players
     times: list[float] = []
+    cpu: list[float] = []
     per_deal = []
     for i in indices:
         cards = deal(rules, seed, i)
         rules_pts = cards_pts = wins = 0.0
         for seat in range(n):
             bots = [make_opp() for _ in range(n)]
-            bots[seat] = Timed(make_bot(), times)
+            bots[seat] = Timed(make_bot(), times, cpu)
             result = play_local(bots, rules, seed=f"{seed}/{i}/{seat}", hands=[cards])
             if result.faults:
                 raise RuntimeError(f"deal {i} seat {seat}: faults {result.faults}")
@@ -127,7 +132,7 @@ def _play_deals(job: tuple[str, str, dict[str, Any], str, list[int]]) -> dict[st
             else:
                 cards_pts += sum(pens) if won else -pens[seat]
         per_deal.append((rules_pts / n, cards_pts / n, wins / n))
-    return {"per_deal": per_deal, "times": times}
+    return {"per_deal": per_deal, "times": times, "cpu": cpu}
 
 
 def _mean_se(xs: Sequence[float]) -> tuple[float, float]:
@@ -158,6 +163,7 @@ def measure(
         parts = [_play_deals(w) for w in work]
     per_deal = [d for p in parts for d in p["per_deal"]]
     times = [t for p in parts for t in p["times"]]
+    cpu = [t for p in parts for t in p["cpu"]]
     r_mean, r_se = _mean_se([d[0] for d in per_deal])
     c_mean, c_se = _mean_se([d[1] for d in per_deal])
     return {
@@ -172,6 +178,8 @@ def measure(
         "move_ms_median": round(_pct(times, 0.5), 2),
         "move_ms_p99": round(_pct(times, 0.99), 2),
         "move_ms_max": round(max(times, default=float("nan")), 2),
+        "cpu_ms_median": round(_pct(cpu, 0.5), 2),
+        "cpu_ms_p99": round(_pct(cpu, 0.99), 2),
         "moves": len(times),
         "seconds": round(time.perf_counter() - started, 1),
     }
@@ -205,7 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"rules {row['rules_pts']:+7.2f} ± {row['rules_se']:.2f}  "
                     f"cards-left {row['cards_pts']:+7.2f} ± {row['cards_se']:.2f}  "
                     f"win {row['win']:6.1%}  move ms median {row['move_ms_median']:.2f} "
-                    f"p99 {row['move_ms_p99']:.2f} max {row['move_ms_max']:.1f}  "
+                    f"p99 {row['move_ms_p99']:.2f} max {row['move_ms_max']:.1f} "
+                    f"(cpu median {row['cpu_ms_median']:.2f} p99 {row['cpu_ms_p99']:.2f})  "
                     f"({row['seconds']} s)",
                     flush=True,
                 )

@@ -28,6 +28,7 @@ every match start, from the seed and the seat.
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import time
@@ -69,6 +70,10 @@ class Sim:
 
     def group(self, seat, index):
         g = self.groups[seat]
+        if g is None:  # made on first need, from the deal's cards, and kept for the deal
+            cards = [CARDS[c] for c in range(52) if self.dealt[seat] >> c & 1]
+            made = self.tables.groups(cards, False)
+            g = self.groups[seat] = [*made, None, *([c.key for c in x] for x in made), None]
         if g[index] is None:  # five-card hands: made when first needed, from the deal's
             # cards (shared by every rollout on this deal; held() narrows them)
             g[3] = self.tables.fives([c for c in range(52) if self.dealt[seat] >> c & 1])
@@ -85,8 +90,7 @@ class Sim:
                 return None
             if seat == self.me:  # rather a loose card than one of a set
                 loose = above & ~self.fast.in_sets(hand)
-                if loose:
-                    return self.fast.weakest(loose)
+                return self.fast.weakest(loose or above)
             return self.fast.weakest(above)
         group = self.group(seat, 3 if size == 5 else size - 1)
         if self.reversed:
@@ -269,6 +273,17 @@ class ExpertBot(Bot):
         return max(ms, 1.0) / 1000
 
     def act(self, observation):
+        # the search makes many short-lived objects and no cycles: a collection now would
+        # only pause it past its deadline
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self.search(observation)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def search(self, observation):
         started = time.perf_counter()
         legal = observation.legal_moves
         if len(legal) == 1:
@@ -442,17 +457,9 @@ class Search:
         return masks
 
     def deal_groups(self, masks):
-        """Every seat's singles, pairs and triples on this deal, then their keys (five-card
-        hands are made when first needed, from the deal's cards: see :meth:`Sim.group`)."""
-        groups = []
-        for s in range(self.n):
-            if s == self.me:
-                groups.append(self.my_groups)
-            else:
-                cards = [CARDS[c] for c in range(52) if masks[s] >> c & 1]
-                g = self.tables.groups(cards, False)
-                groups.append([*g, None, *([c.key for c in x] for x in g), None])
-        return groups
+        """Every seat's combinations on this deal: mine, and a place for each other seat's
+        (made when a play-out first needs them, from the deal's cards: :meth:`Sim.group`)."""
+        return [self.my_groups if s == self.me else None for s in range(self.n)]
 
     def rollout(self, masks, groups, move):
         """The rule set's score of this seat after ``move`` and a default-policy play-out
