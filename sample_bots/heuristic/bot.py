@@ -69,7 +69,7 @@ class HeuristicBot(Bot):
         """The rank of the move's strongest card (under a revolution, counted downwards)."""
         strength = observation.rules.strength
         if observation.reversed:
-            return 12 - min(c.rank for c in move.cards)
+            return Rank.TWO - min(c.rank for c in move.cards)
         return max(move.cards, key=strength).rank
 
     def is_control(self, observation, move):

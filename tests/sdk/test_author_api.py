@@ -76,7 +76,7 @@ def test_rank_suit_and_category_names_are_exported():
     assert {FOUR_OF_A_KIND, STRAIGHT_FLUSH} == BOMBS
     heuristic = (ROOT / "sample_bots" / "heuristic" / "bot.py").read_text()
     assert ".name in (" not in heuristic and "rank >= 11" not in heuristic
-    assert "Rank.ACE" in heuristic and "BOMBS" in heuristic
+    assert "Rank.KING" in heuristic and "BOMBS" in heuristic
 
 
 def test_game_trick_is_the_one_name_and_current_is_a_deprecated_alias():
