@@ -167,7 +167,7 @@ def test_match_runs_bots_as_processes_and_prints_json(tmp_path):
     for s in result["seats"]:
         assert set(s) >= {"seat", "bot", "score", "place", "forfeit", "faults"}
     assert len(result["hands"]) == 2 and all("cards_left" in h for h in result["hands"])
-    replayed = arena("replay", "--quiet", str(record))
+    replayed = arena_main("replay", "--quiet", str(record))
     assert replayed.returncode == 0 and "all legal; record complete" in replayed.stdout
 
 
@@ -344,7 +344,7 @@ def test_interrupting_a_match_stops_every_bot_and_keeps_the_record(tmp_path, sig
             not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
         )
     assert not any(f.exists() for f in folders)  # socket and seat folders removed
-    replayed = arena("replay", "--quiet", str(record))
+    replayed = arena_main("replay", "--quiet", str(record))
     assert replayed.returncode == 0 and "INCOMPLETE" in replayed.stdout
 
 

@@ -1,7 +1,8 @@
 """`arena replay` as a bot author uses it (issue 9): a real match recorded by `arena match`,
 replayed by the real command — what it shows (names, deals, moves, tricks, faults, hand
 results), `--step` driven through real stdin (keys, end of input, Ctrl-C), and a hostile
-record whose words reach the terminal harmless."""
+record whose words reach the terminal harmless.  A replay that reads no stdin and sets no
+terminal runs ``arena.cli.main`` in the test process (``testkit.arena_main``)."""
 
 import json
 import os
@@ -18,7 +19,7 @@ import pytest
 from bigtwo import parse_cards
 
 from testkit import arena as run_arena
-from testkit import arena_command
+from testkit import arena_command, arena_main  # arena_main: replay without --step
 
 arena = partial(run_arena, stdin="", timeout=120)  # `--step` reads stdin: empty, or typed
 PROMPT = "Enter next move · n next hand · c to the end · q quit · ? help ›"
@@ -79,7 +80,7 @@ def faulty_record(tmp_path_factory):
 
 
 def test_replay_shows_the_match_as_a_bot_author_needs_it(record):
-    proc = arena("replay", str(record))
+    proc = arena_main("replay", str(record))
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     evs = events(record)
@@ -127,7 +128,7 @@ def test_replay_shows_the_match_as_a_bot_author_needs_it(record):
 
 
 def test_quiet_only_checks(record):
-    proc = arena("replay", "--quiet", str(record))
+    proc = arena_main("replay", "--quiet", str(record))
     assert proc.returncode == 0, proc.stderr
     assert "all legal; record complete" in proc.stdout.replace("\n", " ")
     assert "Hand 1" not in proc.stdout and not turn_lines(proc.stdout)
@@ -199,12 +200,12 @@ def test_step_ctrl_c_is_exit_130_with_one_line(record):
 
 
 def test_step_and_quiet_together_are_refused(record):
-    proc = arena("replay", "--step", "--quiet", str(record))
+    proc = arena_main("replay", "--step", "--quiet", str(record))
     assert proc.returncode == 2 and "--step" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_a_missing_record_is_one_line(tmp_path):
-    proc = arena("replay", str(tmp_path / "absent.jsonl"))
+    proc = arena_main("replay", str(tmp_path / "absent.jsonl"))
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "No such file" in proc.stderr
 
@@ -215,7 +216,7 @@ def test_a_bad_move_still_fails_the_check_after_what_was_shown(record, tmp_path)
     evs[turns[5]]["move"] = "2S 2H"
     bad = tmp_path / "bad.jsonl"
     write_events(bad, evs)
-    proc = arena("replay", str(bad))
+    proc = arena_main("replay", str(bad))
     assert proc.returncode == 1 and f"bad.jsonl:{turns[5] + 1}: " in proc.stderr
     assert len(turn_lines(proc.stdout)) == 5 and "Traceback" not in proc.stderr
 
@@ -244,7 +245,7 @@ def test_a_record_with_its_own_deals(record, tmp_path):
     evs[0]["deals"] = "explicit"
     own = tmp_path / "own.jsonl"
     write_events(own, evs)
-    proc = arena("replay", str(own))
+    proc = arena_main("replay", str(own))
     assert proc.returncode == 0, proc.stderr
     assert "deals   from the record" in proc.stdout and "random#1 (seat 0)" in proc.stdout
     assert "record INCOMPLETE" in proc.stdout.replace("\n", " ")

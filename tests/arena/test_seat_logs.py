@@ -12,7 +12,7 @@ import pytest
 from arena.sandbox.output import LOG_CAP, TAIL_KEEP, CappedLog, last_words
 from arena.seatlogs import SeatLogs, log_name
 
-from testkit import arena, need_docker
+from testkit import arena, arena_main, need_docker
 
 BOTS = Path(__file__).resolve().parent / "seat_log_bots"
 AUTHORS = Path(__file__).resolve().parent / "authors"
@@ -68,7 +68,7 @@ def test_a_bots_stdout_and_stderr_are_in_its_log_named_in_the_result_and_record(
     header = json.loads(record.read_text().splitlines()[0])
     assert header["type"] == "match"
     assert [s["log"] for s in header["seats"]] == [s["log"] for s in summary["seats"]]
-    checked = arena("replay", "--quiet", str(record))  # the record still checks
+    checked = arena_main("replay", "--quiet", str(record))  # the record still checks
     assert checked.returncode == 0, checked.stderr
     shown = match(backend, BOTS / "chatty.py", "--logs", str(logs))  # the table names them
     assert shown.returncode == 0, shown.stderr

@@ -23,7 +23,7 @@ from bigtwo.client import play_match
 from bigtwo.loader import load_bot_class
 from bigtwo.record import RecordWriter, read_events
 
-from testkit import arena
+from testkit import arena_main
 
 ROOT = Path(__file__).resolve().parents[2]
 TC = TimeControl(move_ms=5000, bank_ms=5000, startup_ms=10_000, max_strikes=3)
@@ -231,7 +231,7 @@ def test_record_is_accepted_by_arena_replay(tmp_path):
         rules = RuleSet.preset("hk").replace(match_end="hands", match_end_value=2)
         result = play_local(bots, rules, record=path, **kw)
         assert result.record == path
-        proc = arena("replay", str(path), "--quiet", timeout=60)
+        proc = arena_main("replay", str(path), "--quiet")
         said = " ".join(proc.stdout.split())  # the console wraps long lines
         assert proc.returncode == 0, said + proc.stderr
         assert "all legal; record complete" in said
