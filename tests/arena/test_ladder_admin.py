@@ -7,13 +7,15 @@ file in tmp_path, and the PostgreSQL server too when ARENA_TEST_POSTGRES_URL nam
 with real bots over gRPC (the inproc sandbox: trusted sample bots and test bots, quick).
 The commands that then look after them (list, show, faults, retire, plot, replay) run as
 ``arena.cli.main`` in the test process (``testkit.arena_main``: the same output and exit
-code, without a second of interpreter start and imports per call), and the tests that
-only read a ladder share ``two_ladders``."""
+code, without a second of interpreter start and imports per call); the tests that only
+read a ladder share ``two_ladders``, and those that go on from the sample bots' first
+match start from a copy of it (``samples_ladder``) on SQLite."""
 
 import gzip
 import itertools
 import json
 import re
+import shutil
 from functools import partial
 from pathlib import Path
 
@@ -87,6 +89,29 @@ def two_ladders(module_db, slip):
     run(db, "--name", "alpha", *SAMPLES)
     run(db, "--name", "alpha", "--rounds", "2", slip)
     run(db, "--name", "beta", "--rules", "family", *SAMPLES[:2])
+    return db
+
+
+@pytest.fixture(scope="module")
+def samples_ladder(tmp_path_factory) -> Path:
+    """A SQLite file holding what ``run(db, *SAMPLES)`` makes of a new database (ladder
+    'default', the three sample bots entered and checked, its one match played): played
+    once per module; the tests that go on from there each take a copy
+    (``samples_played``)."""
+    db = tmp_path_factory.mktemp("samples") / "l.db"
+    run(db, *SAMPLES)
+    return db
+
+
+def samples_played(db: str, samples_ladder: Path) -> str:
+    """``db`` holding what ``run(db, *SAMPLES)`` makes: a copy of ``samples_ladder`` for a
+    SQLite file (its own file: the test may change it), the run itself on PostgreSQL."""
+    if db.startswith(("postgresql://", "postgres://")):
+        run(db, *SAMPLES)
+        return db
+    for suffix in ("", "-wal"):  # the run has ended: its WAL is folded in, if any is left
+        if Path(f"{samples_ladder}{suffix}").exists():
+            shutil.copyfile(f"{samples_ladder}{suffix}", f"{db}{suffix}")
     return db
 
 
@@ -209,8 +234,10 @@ def test_a_hostile_fault_text_is_escaped_and_capped(tmp_path):
 
 
 @pytest.mark.slow
-def test_retire_a_version_hides_it_plans_nothing_for_it_and_keeps_its_matches(db, slip):
-    run(db, *SAMPLES)
+def test_retire_a_version_hides_it_plans_nothing_for_it_and_keeps_its_matches(
+    db, slip, samples_ladder
+):
+    samples_played(db, samples_ladder)
     first = run(db, slip)  # two matches: the slip played one
     before = {r["bot"]: r for r in first}
     proc = arena_main("ladder", "retire", "slip@v1", "--db", db)
@@ -243,9 +270,8 @@ def test_retire_a_version_hides_it_plans_nothing_for_it_and_keeps_its_matches(db
     }
 
 
-def test_retire_withdraws_pending_matches_and_undo_restores_them(tmp_path, slip):
-    db = str(tmp_path / "l.db")
-    run(db, *SAMPLES)
+def test_retire_withdraws_pending_matches_and_undo_restores_them(tmp_path, slip, samples_ladder):
+    db = samples_played(str(tmp_path / "l.db"), samples_ladder)
     assert arena("ladder", "add", "--db", db, slip).returncode == 0
     # plan without playing: a run that is stopped at once would also do; plan directly
     from sqlalchemy.orm import Session
@@ -276,9 +302,8 @@ def test_retire_an_unknown_bot_or_version_lists_what_exists(two_ladders):
     assert proc.returncode == 2 and "it has: greedy@v1" in proc.stderr
 
 
-def test_show_lists_a_bot_as_soon_as_it_is_added(tmp_path, slip):
-    db = str(tmp_path / "l.db")
-    run(db, *SAMPLES)
+def test_show_lists_a_bot_as_soon_as_it_is_added(tmp_path, slip, samples_ladder):
+    db = samples_played(str(tmp_path / "l.db"), samples_ladder)
     assert arena("ladder", "add", "--db", db, slip).returncode == 0
     rows = json.loads(arena_main("ladder", "show", "--db", db, "--json").stdout)
     newcomer = rows[-1]
@@ -335,9 +360,8 @@ def test_a_ladder_match_is_kept_compressed_and_replays_by_id(db, slip):
     assert missing.returncode == 2 and "no match 999" in missing.stderr
 
 
-def test_a_tampered_ladder_record_fails_the_check(tmp_path):
-    db = str(tmp_path / "l.db")
-    run(db, *SAMPLES)
+def test_a_tampered_ladder_record_fails_the_check(tmp_path, samples_ladder):
+    db = samples_played(str(tmp_path / "l.db"), samples_ladder)
     ((mid, data),) = query(db, "select match_id, data from match_records")
     events = [json.loads(line) for line in gzip.decompress(data).decode().splitlines()]
     turn = next(i for i, e in enumerate(events) if e["type"] == "turn" and e["move"] != "PASS")
