@@ -122,7 +122,7 @@ def _form_context(request: Request, owner: int | None, **extra: Any) -> dict[str
 @router.get("/play", response_class=HTMLResponse, include_in_schema=False)
 def play_page(request: Request, who: Who) -> Response:
     if not _state(request).config.local_play and who.account is None:
-        return RedirectResponse("/login?next=/play", status_code=303)
+        return RedirectResponse("/login", status_code=303)
     return render(request, who, "play_new.html", _form_context(request, _player(request, who)))
 
 
