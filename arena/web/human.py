@@ -67,6 +67,13 @@ class HumanSeat:
         self._turn: pb.TurnRequest | None = None
 
     async def play(self, creds: Credentials) -> pb.MatchEnd | None:
+        try:
+            return await self._play(creds)
+        except asyncio.CancelledError:  # the person left: whoever reads updates is told
+            self.updates.put_nowait({"type": "closed"})
+            raise
+
+    async def _play(self, creds: Credentials) -> pb.MatchEnd | None:
         options = [
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),

@@ -183,7 +183,7 @@ def test_a_closed_page_forfeits_after_the_move_time_and_the_fallback_ends_the_ma
     app = play_app(tmp_path, human_move_ms=1000)
     url = live_server(app)
     client = httpx.Client(base_url=url)
-    path = open_table(client, seat="2", hands="2")
+    path = open_table(client, seat="2", hands="1")
     page = Page(url, path)
     page.until("hand_start")
     page.close()
