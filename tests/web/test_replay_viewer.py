@@ -301,9 +301,10 @@ def test_page_escapes_what_the_record_says(site: str) -> None:
     assert "&lt;img src=x onerror=alert(1)&gt;" in page  # the header line, as text
     assert '<script type="application/json" id="replay-data">' in page
     assert '<script src="/static/replay.js" defer></script>' in page
-    # no inline script: every <script> is the data block or a file
-    assert page.count("<script") == 2
-    for asset in ("replay.js", "cards.css"):
+    assert '<script src="/static/cards.js" defer></script>' in page
+    # no inline script: every <script> is the data block or one of those two files
+    assert page.count("<script") == 3
+    for asset in ("replay.js", "cards.js", "cards.css"):
         assert httpx.get(f"{site}/static/{asset}").status_code == 200
 
 

@@ -44,45 +44,14 @@
   var ME = T.seat;
   var N = T.players;
   var AUTO_CONTINUE_MS = 6000;
-  var RANK_TEXT = { T: "10" };
-  var SUIT_SYMBOL = { D: "\u2666", C: "\u2663", H: "\u2665", S: "\u2660" };
+  var C = window.ArenaCards;  // static/cards.js
+  var el = C.el, clear = C.clear, cardLabel = C.cardLabel, cardsText = C.cardsText;
+  var cardEl = C.cardEl, signed = C.signed;
 
   window.arenaPlay = { moves: [] };
 
   // ----- small helpers --------------------------------------------------------------------
   function $(id) { return document.getElementById(id); }
-
-  function el(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-
-  function clear(node) {
-    while (node.firstChild) node.removeChild(node.firstChild);
-  }
-
-  function cardLabel(code) {
-    var rank = code.slice(0, -1), suit = code.slice(-1);
-    return (RANK_TEXT[rank] || rank) + (SUIT_SYMBOL[suit] || suit);
-  }
-
-  function cardsText(cards) {
-    return cards.map(cardLabel).join(" ");
-  }
-
-  /* One card face (cards.css); data-card holds the engine's text ("3D", "TH"). */
-  function cardEl(code, tag) {
-    var rank = code.slice(0, -1), suit = code.slice(-1);
-    var red = suit === "D" || suit === "H";
-    var node = el(tag || "span", "card" + (red ? " red" : ""));
-    node.setAttribute("data-card", code);
-    if (!tag || tag === "span") node.setAttribute("title", cardLabel(code));
-    node.appendChild(el("span", "rank", RANK_TEXT[rank] || rank));
-    node.appendChild(el("span", "suit", SUIT_SYMBOL[suit] || suit));
-    return node;
-  }
 
   function epochNow() { return performance.timeOrigin + performance.now(); }
 
@@ -94,8 +63,6 @@
   }
 
   function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
-
-  function signed(n) { return (n > 0 ? "+" : "") + n; }
 
   // ----- state ----------------------------------------------------------------------------
   var S;          // the match as folded from the updates (reset on every hello)

@@ -18,44 +18,13 @@
   var hands = R.hands || [];
   var players = R.players || 4;
 
-  var RANK_TEXT = { T: "10" };
-  var SUIT_SYMBOL = { D: "\u2666", C: "\u2663", H: "\u2665", S: "\u2660" };
+  var C = window.ArenaCards;  // static/cards.js
+  var el = C.el, clear = C.clear, cardLabel = C.cardLabel, cardsText = C.cardsText;
+  var cardEl = C.cardEl, signed = C.signed;
 
   var state = { hand: 0, turn: 0, playing: false, timer: null };
 
   // ----- small DOM helpers ----------------------------------------------------------------
-  function el(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-
-  function clear(node) {
-    while (node.firstChild) node.removeChild(node.firstChild);
-  }
-
-  function cardLabel(code) {
-    var rank = code.slice(0, -1), suit = code.slice(-1);
-    return (RANK_TEXT[rank] || rank) + (SUIT_SYMBOL[suit] || suit);
-  }
-
-  function cardsText(cards) {
-    return cards.map(cardLabel).join(" ");
-  }
-
-  /* One card, drawn by cards.css; data-card holds the engine's text ("3D", "TH"). */
-  function cardEl(code) {
-    var rank = code.slice(0, -1), suit = code.slice(-1);
-    var red = suit === "D" || suit === "H";
-    var node = el("span", "card" + (red ? " red" : ""));
-    node.setAttribute("data-card", code);
-    node.setAttribute("title", cardLabel(code));
-    node.appendChild(el("span", "rank", RANK_TEXT[rank] || rank));
-    node.appendChild(el("span", "suit", SUIT_SYMBOL[suit] || suit));
-    return node;
-  }
-
   function seatName(s) {
     var seat = (R.seats || [])[s];
     return seat ? seat.name : "seat " + s;
@@ -63,10 +32,6 @@
 
   function short(text, n) {
     return text.length > n ? text.slice(0, n - 1) + "\u2026" : text;
-  }
-
-  function signed(n) {
-    return (n > 0 ? "+" : "") + n;
   }
 
   // ----- the table, built once ------------------------------------------------------------
