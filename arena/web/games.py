@@ -16,9 +16,9 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from bigtwo import RuleSet
-from bigtwo.record import decompress
 
 from .models import HumanGame, now
+from .replay_data import stored_events
 from .rules_text import nearest_preset
 from .tables import Table
 
@@ -117,12 +117,5 @@ def load(engine: Engine, game_id: str) -> tuple[dict[str, Any], int | None, list
         game = session.get(HumanGame, game_id)
         if game is None:
             return None
-        events: list[Any] = []
-        if game.record:
-            for line in decompress(game.record).decode("utf-8", "replace").splitlines():
-                if line.strip():
-                    try:
-                        events.append(json.loads(line))
-                    except ValueError:
-                        events.append(None)
+        events = stored_events(game.record) if game.record else []
         return row(game), game.user_id, events

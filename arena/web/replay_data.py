@@ -44,10 +44,12 @@ Cards are the engine's text (``3D``, ``TH``: rank ``3``-``9 T J Q K A 2``, suit 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 from bigtwo import PASS, Combination, Game, RulesError, RuleSet
+from bigtwo.record import decompress
 
 from ..record import RecordError, replay_events
 from ..replay_view import rules_summary
@@ -64,7 +66,20 @@ MAX_FAULTS = 500
 left out rather than growing the page without bound."""
 
 
-def replay_data(events: list[dict[str, Any]]) -> dict[str, Any]:
+def stored_events(data: bytes) -> list[dict[str, Any] | None]:
+    """A stored record's events (``bigtwo.record.compress``'d), for :func:`replay_data`:
+    None for a line that is not JSON, so that the viewer names the line instead of failing."""
+    events: list[dict[str, Any] | None] = []
+    for line in decompress(data).decode("utf-8", "replace").splitlines():
+        if line.strip():
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                events.append(None)
+    return events
+
+
+def replay_data(events: list[Any]) -> dict[str, Any]:
     """The viewer's data for a record's events (as :func:`bigtwo.record.read_events` reads
     them, without the line numbers).  Never raises for a bad record: a record that fails the
     engine's check gives ``valid`` False, ``problem`` naming the event (``record:N``, N
@@ -79,7 +94,7 @@ def replay_data(events: list[dict[str, Any]]) -> dict[str, Any]:
     return builder.out
 
 
-def _numbered(events: list[dict[str, Any]]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _numbered(events: list[Any]) -> Iterator[tuple[int, dict[str, Any]]]:
     """The events with their numbers (from 1), refusing what is no event as the file reader
     refuses such a line."""
     for n, event in enumerate(events, 1):

@@ -84,6 +84,12 @@ def check_csrf(who: Visitor, submitted: str | None) -> None:
         )
 
 
+def owner_or_organizer(who: Visitor, owner_id: int | None) -> bool:
+    """What is private to its owner (a bot's logs and fault details, a person's games):
+    its owner's and the organizer's, nobody else's."""
+    return who.account is not None and (who.is_organizer or who.account.id == owner_id)
+
+
 def require_account(who: Visitor) -> Account:
     if who.account is None:
         raise HTTPException(401, "sign in first")

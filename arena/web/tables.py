@@ -33,7 +33,7 @@ from bigtwo import PASS, Bot, Game, RuleSet
 from bigtwo.answers import encode_move
 from bigtwo.cards import CARDS
 from bigtwo.loader import load_bot_class
-from bigtwo.record import compress
+from bigtwo.record import RecordError, compress, read_events
 
 from ..bots import BotSpec, is_sample_bot, resolve, sample_names
 from ..match import run_match
@@ -170,13 +170,15 @@ class Table:
                         await asyncio.wait({seat_task}, timeout=5)
                 if seat_task is not None:
                     seat_task.cancel()
-            data = record.read_bytes() if record.exists() else b""
+            try:
+                events = [event for _, event in read_events(record)]
+            except RecordError:  # none written (the match never started)
+                events = []
         if summary is not None and summary.get("aborted"):
             self.status = "failed"
             self._publish({"type": "error", "why": printable(summary["aborted"], 300)})
         elif summary is not None:
             self.status = "over"
-        events = [json.loads(line) for line in data.splitlines() if line.strip()]
         with contextlib.suppress(Exception):
             await asyncio.to_thread(tables.store_end, self, summary, compress(events))
         # the match's end reaches the page once its replay is there to be opened

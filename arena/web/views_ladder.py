@@ -14,7 +14,6 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from bigtwo import RuleSet
-from bigtwo.record import decompress
 
 from ..ladder.leaderboard import counts
 from ..ladder.queries import bot_faults, parse_bot, rating_history
@@ -23,7 +22,7 @@ from ..replay_view import rules_summary
 from .contest import PUBLIC_SETTINGS, bot_versions, head_to_head, ladder_row, version_labels
 from .models import BotOwner, Upload, User
 from .pages import render
-from .security import Visitor, visitor
+from .security import Visitor, owner_or_organizer, visitor
 
 router = APIRouter()
 Who = Annotated[Visitor, Depends(visitor)]
@@ -49,11 +48,6 @@ def bot_owner_id(session: Session, bot_name: str) -> int | None:
     return session.scalar(
         select(BotOwner.user_id).join(Bot, Bot.id == BotOwner.bot_id).where(Bot.name == bot_name)
     )
-
-
-def may_see_logs(who: Visitor, owner_id: int | None) -> bool:
-    """A bot's logs and fault details: its owner's and the organizer's, nobody else's."""
-    return who.account is not None and (who.is_organizer or who.account.id == owner_id)
 
 
 # ----- leaderboard ----------------------------------------------------------------------------
@@ -157,7 +151,7 @@ def bot_data(request: Request, who: Visitor, name: str) -> dict[str, Any]:
         matches = [match_row(m, labels) for m in recent]
         results = head_to_head(session, ladder.id, ids, labels)
         uploads = []
-        if may_see_logs(who, owner_id):
+        if owner_or_organizer(who, owner_id):
             uploads = [
                 upload_row(u)
                 for u in session.scalars(
@@ -174,7 +168,7 @@ def bot_data(request: Request, who: Visitor, name: str) -> dict[str, Any]:
     for row in results:
         row["superiority"] = superiority.get(row["opponent"])
     total, kinds, faults = bot_faults(state.engine, ladder.id, base, 20, 2000)
-    shown = may_see_logs(who, owner_id)
+    shown = owner_or_organizer(who, owner_id)
     return {
         "bot": base,
         "owner": owner.name if owner else None,
@@ -308,7 +302,9 @@ def matches_api(
     return matches_data(request, bot or None, page)
 
 
-def _record_events(request: Request, match_id: int) -> tuple[Match, dict[int, str], list[dict]]:
+def _record_events(
+    request: Request, match_id: int
+) -> tuple[Match, dict[int, str], list[dict[str, Any] | None]]:
     state = _app(request)
     with Session(state.engine) as session:
         ladder = ladder_row(session, state.config.ladder)
@@ -322,14 +318,9 @@ def _record_events(request: Request, match_id: int) -> tuple[Match, dict[int, st
         session.expunge(m)
     if rec is None:
         raise HTTPException(404, f"match {match_id} was played before matches kept records")
-    events = []
-    for line in decompress(rec.data).decode("utf-8", "replace").splitlines():
-        if line.strip():
-            try:
-                events.append(json.loads(line))
-            except ValueError:
-                events.append(None)  # replay_data names the line that is not a record event
-    return m, labels, events
+    from .replay_data import stored_events
+
+    return m, labels, stored_events(rec.data)
 
 
 def match_data(request: Request, match_id: int) -> dict[str, Any]:

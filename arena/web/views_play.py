@@ -26,7 +26,7 @@ from . import games
 from .contest import contest_rules, ladder_row
 from .pages import render
 from .rules_text import nearest_preset
-from .security import Visitor, check_csrf, visitor
+from .security import Visitor, check_csrf, owner_or_organizer, visitor
 from .tables import TableLimit, TableSetup, sample_bots_by_strength
 from .views_account import Who
 
@@ -243,9 +243,7 @@ def table_page(request: Request, who: Who, table_id: str) -> Response:
 
 
 def _may_see(request: Request, who: Visitor, owner: int | None) -> bool:
-    if _state(request).config.local_play:
-        return True
-    return who.account is not None and (who.account.is_organizer or who.account.id == owner)
+    return _state(request).config.local_play or owner_or_organizer(who, owner)
 
 
 @router.get("/play/{table_id}/replay", response_class=HTMLResponse, include_in_schema=False)

@@ -52,6 +52,11 @@ def open_table(client: httpx.Client, **fields: str) -> str:
     return r.headers["location"]
 
 
+def cookie_of(client: httpx.Client) -> str:
+    """A signed-in client's cookies, as a WebSocket handshake sends them."""
+    return "; ".join(f"{k}={v}" for k, v in client.cookies.items())
+
+
 class Page:
     """What a page does with the table's socket: fold updates, send requests, match
     replies (which are not part of the update log)."""
@@ -281,11 +286,11 @@ def test_a_served_contest_keeps_each_table_to_its_owner(tmp_path, live_server):
     assert bob.get(path).status_code == 404  # someone else's table is no table
     assert anonymous.get(path).status_code in (303, 401)
     for who in (bob, anonymous):
-        cookie = "; ".join(f"{k}={v}" for k, v in who.cookies.items())
+        cookie = cookie_of(who)
         with pytest.raises((ConnectionClosed, InvalidStatus)):
             page = Page(url, path, additional_headers={"Cookie": cookie})
             page.recv(5)
-    cookie = "; ".join(f"{k}={v}" for k, v in alice.cookies.items())
+    cookie = cookie_of(alice)
     foreign = url.replace("127.0.0.1", "localhost")
     with pytest.raises((ConnectionClosed, InvalidStatus)):
         ws = connect(
@@ -362,7 +367,7 @@ def test_a_served_contest_offers_its_bots_as_opponents(tmp_path, live_server):
     alice = sign_up(url, app, "alice")
     assert "mybot" in alice.get("/play").text
     path = open_table(alice, players="2", opponent=["mybot"])
-    cookie = "; ".join(f"{k}={v}" for k, v in alice.cookies.items())
+    cookie = cookie_of(alice)
     page = Page(url, path, additional_headers={"Cookie": cookie})
     assert page.recv()["names"] == ["alice", "mybot"]
     _play_to_the_end(page)
@@ -376,7 +381,7 @@ def test_several_people_play_at_once_each_at_their_own_table(tmp_path, live_serv
     pages = {}
     for name, client in people.items():
         path = open_table(client, players="3", seat="1")
-        cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
+        cookie = cookie_of(client)
         pages[name] = Page(url, path, additional_headers={"Cookie": cookie})
         assert pages[name].recv()["names"][1] == name
     for page in pages.values():  # both tables dealt and live at once
