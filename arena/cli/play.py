@@ -85,7 +85,7 @@ def play(
     from ..bots import BotSpecError, resolve
     from ..sandbox.base import choose_sandbox
     from ..web.contest import WebConfig
-    from ..web.tables import TableSetup, sample_bots_by_strength
+    from ..web.tables import TableSetup, default_opponents
 
     if sandbox not in ("auto", "docker", "process", "inproc"):
         raise _fail(f"--sandbox {sandbox!r}: choose auto, docker, process or inproc")
@@ -96,9 +96,7 @@ def play(
     others = ruleset.players - 1
     names = list(bots or [])
     if not names:
-        names = sample_bots_by_strength()[:others]
-        while len(names) < others:
-            names.append(names[-1])
+        names = default_opponents(ruleset.players)
     if len(names) != others:
         raise _fail(f"{ruleset.players} players: give {others} opponents, not {len(names)}")
     if seat >= ruleset.players:

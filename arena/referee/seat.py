@@ -61,7 +61,8 @@ class Seat:
     stops reading can never stall the match.  Reads: the gRPC handler's reader task fills
     ``inbox``; the match loop takes from it under the move's deadline."""
 
-    def __init__(self, index: int, spec: SeatSpec, bank_ms: int) -> None:
+    def __init__(self, index: int, spec: SeatSpec, tc: Any) -> None:
+        """``tc``: the TimeControl this seat is held to (its own, or the match's)."""
         self.index = index
         self.spec = spec
         self.connected = asyncio.Event()
@@ -78,8 +79,8 @@ class Seat:
         self.strikes = 0
         self.forfeited = False
         self.forfeit_hand: int | None = None  # the hand in which the fallback took over
-        self.bank_ms = bank_ms
-        self.tc: Any = spec.time_control  # the session sets the match's when None
+        self.tc = tc
+        self.bank_ms: int = tc.bank_ms
         self.faults: list[Fault] = []
         self.bot_name = ""
         self.late_answers = 0  # answers to turns that had timed out (expected, ignored)

@@ -127,9 +127,7 @@ class MatchSession:
         self.seed = seed
         self.tc = time_control or TimeControl()
         self.match_id = match_id or secrets.token_hex(8)
-        self.seats = [Seat(i, s, (s.time_control or self.tc).bank_ms) for i, s in enumerate(seats)]
-        for seat in self.seats:
-            seat.tc = seat.spec.time_control or self.tc
+        self.seats = [Seat(i, s, s.time_control or self.tc) for i, s in enumerate(seats)]
         self.game = (
             Game(rules, seed=seed) if deals is None else Game.from_hands(rules, deals[0], seed=seed)
         )

@@ -61,6 +61,15 @@ def sample_bots_by_strength() -> list[str]:
     return known + sorted(n for n in names if n not in known)
 
 
+def default_opponents(players: int) -> list[str]:
+    """One sample bot per other seat, strongest first (the last one again when there are
+    more seats than sample bots): who a person plays when they name nobody."""
+    names = sample_bots_by_strength()[: players - 1]
+    while len(names) < players - 1:
+        names.append(names[-1])
+    return names
+
+
 @dataclass(frozen=True)
 class TableSetup:
     """What a person asked for: the rules, their seat, one opponent per other seat."""

@@ -27,7 +27,7 @@ from .contest import contest_rules, ladder_row
 from .pages import render
 from .rules_text import nearest_preset
 from .security import Visitor, check_csrf, owner_or_organizer, visitor
-from .tables import TableLimit, TableSetup, sample_bots_by_strength
+from .tables import TableLimit, TableSetup, default_opponents, sample_bots_by_strength
 from .views_account import Who
 
 router = APIRouter()
@@ -184,9 +184,7 @@ def table_setup(
     known = opponents(request)
     names = [p for p in picked if p]
     if not names:
-        names = list(known)[: rules.players - 1]
-        while len(names) < rules.players - 1:
-            names.append(names[-1])
+        names = default_opponents(rules.players)
     names = names[: rules.players - 1]
     if len(names) != rules.players - 1:
         raise ValueError(f"opponents: choose {rules.players - 1}")

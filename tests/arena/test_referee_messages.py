@@ -5,6 +5,7 @@ import random
 
 from arena.referee.messages import PlayedTurn, fault_event, fault_message
 from arena.referee.seat import Fault, Seat, SeatSpec
+from arena.referee.session import TimeControl
 from bigtwo import PASS, Game, RuleSet
 from bigtwo.cards import parse_cards
 from bigtwo.local import default_move, fallback_move
@@ -35,7 +36,7 @@ def test_a_played_turn_tells_the_wire_and_the_record_the_same_move():
 
 
 def test_a_fault_tells_the_seat_what_the_record_keeps():
-    seat = Seat(2, SeatSpec("bot"), bank_ms=0)
+    seat = Seat(2, SeatSpec("bot"), TimeControl(bank_ms=0))
     seat.strikes, seat.forfeited = 3, True
     fault = Fault("illegal", 2, 1, 17, "7S 8S: not a combination", strike=True)
     event = fault_event(fault, seat)
