@@ -66,6 +66,7 @@ class Page:
         self.ws: ClientConnection = connect(ws_url, origin=url, **headers)
         self.updates: list[dict[str, Any]] = []
         self.replies: list[dict[str, Any]] = []
+        self.unread: list[dict[str, Any]] = []  # updates that came while awaiting a reply
 
     def recv(self, timeout: float = 30) -> dict[str, Any]:
         msg = json.loads(self.ws.recv(timeout=timeout))
@@ -75,7 +76,17 @@ class Page:
     def until(self, *kinds: str, timeout: float = 30) -> dict[str, Any]:
         end = time.monotonic() + timeout
         while True:
-            msg = self.recv(max(0.1, end - time.monotonic()))
+            if self.unread:
+                msg = self.unread.pop(0)
+                if msg["type"] in kinds or msg["type"] == "closed":
+                    return msg
+                continue
+            try:
+                msg = self.recv(max(0.1, end - time.monotonic()))
+            except TimeoutError:
+                seen = [u["type"] for u in self.updates[-8:]]
+                why = f"no {'/'.join(kinds)} within {timeout} s; last: {seen}"
+                raise AssertionError(why) from None
             if msg["type"] in kinds or msg["type"] == "closed":
                 return msg
 
@@ -85,6 +96,7 @@ class Page:
             msg = self.recv()
             if msg["type"] in REPLIES:
                 return msg
+            self.unread.append(msg)  # a turn may come before the reply: until() sees it
 
     def close(self) -> None:
         self.ws.close()
