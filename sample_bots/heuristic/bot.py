@@ -20,6 +20,10 @@ from bigtwo import BOMBS, PASS, Bot, Rank
 # a unit's size counts as this many ranks lower when choosing what to lead: a five-card
 # hand goes out early, a pair before a single of the same rank
 SIZE_BONUS = {1: 0, 2: 1, 3: 2, 5: 6}
+# with this many units or fewer left, lead the sets (pairs, triples, five-card hands) first
+ENDGAME_UNITS = 4
+# a card nobody can beat takes the lead when this many cards wait in sets that can lose
+SETS_WORTH_A_LEAD = 5
 
 
 def leftover_units(cards):
@@ -137,8 +141,16 @@ class HeuristicBot(Bot):
             if bosses and len(units) - len(bosses) <= 1:  # they cannot stop me going out
                 return min(bosses, key=order)
             if len(pool) > 1 and mine == sum(m.size for m in pool) and len(units) == 2:
-                # two units left: lead the one they are less likely to beat, keep the other
-                return max(pool, key=order)
+                # two units left: lead a pair (or bigger) while it may still win its trick,
+                # else the lower single, and keep the higher one to beat the next lead with
+                multi = [m for m in pool if m.size > 1]
+                return max(multi, key=order) if multi else min(pool, key=order)
+            if len(units) <= ENDGAME_UNITS and danger > 2:
+                # near the end, lead the sets first: a single can still go out on someone
+                # else's lead, a pair or five-card hand only on mine
+                sets = [m for m in pool if m.size > 1 and not self.is_control(observation, m)]
+                if sets:
+                    return min(sets, key=order)
             if danger == 1:  # a single would let them out: lead a bigger unit, or a top card
                 bigger = [m for m in pool if m.size > 1]
                 return min(bigger, key=order) if bigger else max(pool, key=order)
@@ -162,6 +174,12 @@ class HeuristicBot(Bot):
             return min(cheap, key=order)
         controls = [m for m in in_plan if self.is_control(observation, m)]
         if controls and (danger <= 4 or mine <= 5):
+            return min(controls, key=order)
+        # sets wait for a lead of mine and I hold a card nobody can beat: play my lowest
+        # top card (it takes the trick, or draws out theirs and leaves mine the boss)
+        sets = sum(u.size for u in units if u.size > 1 and not self.is_boss(observation, u, best))
+        sure = any(self.is_boss(observation, m, best) for m in controls)
+        if sure and sets >= SETS_WORTH_A_LEAD:
             return min(controls, key=order)
         # break a unit: the weakest non-top play, from whatever unit it costs least to break
         broken = [m for m in plays if not self.is_control(observation, m)]
