@@ -36,7 +36,7 @@ import random
 import time
 from bisect import bisect_right
 
-from bigtwo import BOMBS, PASS, Bot, hand_scores
+from bigtwo import BOMBS, PASS, Bot, Game, hand_scores
 from bigtwo.cards import CARDS, cards_from_mask
 from bigtwo.combos import FOUR_OF_A_KIND, reversed_key
 
@@ -46,6 +46,10 @@ TWO = 12
 LEAD_SINGLES = 4
 # and at most this many five-card hands (the weakest of each category first)
 LEAD_FIVES = 8
+# another seat is modelled as playing in units once seen making LOW_SEEN decisions of
+# which under LOW_SHARE were the lowest-first play
+LOW_SEEN = 8
+LOW_SHARE = 0.9
 # a deal contradicting a pass seen is kept with this probability (per contradiction)
 PASS_EVIDENCE = 0.15
 
@@ -56,8 +60,8 @@ class Sim:
     trick) and a move loop that applies the rules exactly as ``bigtwo.Game`` does."""
 
     __slots__ = (
-        "counts", "dealt", "fast", "first_trick", "groups", "last", "locked", "masks",
-        "me", "must_include", "n", "reversed", "rules", "tables", "trick", "turn",
+        "counts", "dealt", "fast", "first_trick", "groups", "kinds", "last", "locked", "masks",
+        "me", "must_include", "n", "planner", "reversed", "rules", "tables", "trick", "turn",
     )  # fmt: skip
 
     def __init__(self, rules, masks, groups, fast):
@@ -69,6 +73,8 @@ class Sim:
         self.masks = list(masks)
         self.counts = [m.bit_count() for m in masks]
         self.groups = groups  # per seat: [singles, pairs, triples, fives or None]
+        self.planner = None  # my own seat's plan (None: the default policy)
+        self.kinds = None  # per seat: True for one modelled as playing in units
 
     def group(self, seat, index):
         g = self.groups[seat]
@@ -145,6 +151,10 @@ class Sim:
                 return self.strongest_single(seat)
             if self.reversed:
                 return min(self.held(seat, 0), key=reversed_key)
+            if seat == self.me and self.planner is not None:
+                return self.planned(seat)
+            if self.kinds is not None and self.kinds[seat]:
+                return self.in_units(seat)
             low = self.fast.weakest(self.masks[seat])
             if seat == self.me:  # shed the weakest card with the most company
                 bit = low.mask
@@ -160,6 +170,10 @@ class Sim:
             if rules.beats(top, trick, self.reversed):
                 return top
             play = None
+        elif seat == self.me and self.planner is not None and not self.reversed:
+            return self.planned(seat)
+        elif self.kinds is not None and self.kinds[seat] and size < 5 and not self.reversed:
+            return self.in_units(seat)
         else:
             play = self.weakest_beating(seat, trick)
         if play is None and size < 5 and rules.bombs == "anywhere":
@@ -167,6 +181,143 @@ class Sim:
             if bombs:
                 play = bombs[0]
         return PASS if play is None else play
+
+    def danger(self, seat):
+        """The fewest cards an opponent of ``seat`` holds (partners are none under teams)."""
+        n = self.n
+        if self.rules.teams:
+            return min(self.counts[(seat + 1) % n], self.counts[(seat + 3) % n])
+        return min(c for s, c in enumerate(self.counts) if s != seat)
+
+    def is_boss(self, seat, combo):
+        """No opponent of ``seat`` holds a play of the same size that beats ``combo``."""
+        size = len(combo.cards)
+        if size == 5 or self.rules.bombs == "anywhere":
+            return False
+        stronger = self.fast.stronger
+        teams = self.rules.teams
+        for s in range(self.n):
+            if s == seat or (teams and s % 2 == seat % 2):
+                continue
+            hand = self.masks[s]
+            if size == 1:
+                if hand & stronger[combo.key]:
+                    return False
+                continue
+            if size == 2:
+                above = hand & stronger[combo.key]
+                for rm in self.fast.rank_masks:
+                    if above & rm and (hand & rm).bit_count() >= 2:
+                        return False
+                continue
+            for r in range(combo.key + 1, 13):
+                if (hand >> (4 * r) & 15).bit_count() >= 3:
+                    return False
+        return True
+
+    def planned(self, seat):
+        """My own seat's play: the heuristic bot's way, on its plan of the hand (a unit
+        is a planned five-card hand, triple, pair or single; top cards are held back)."""
+        units = self.planner.units(self.masks[seat])
+        danger = self.danger(seat)
+        trick = self.trick
+        if trick is None:
+            bosses = [u for u in units if self.is_boss(seat, u[2])]
+            if bosses and len(units) - len(bosses) <= 1:  # they cannot stop me going out
+                return bosses[0][2]
+            if danger == 1:  # a single would let them out
+                for u in units:
+                    if len(u[2].cards) > 1:
+                        return u[2]
+                return units[-1][2]
+            pool = units
+            if danger == 2:
+                pool = [u for u in units if len(u[2].cards) != 2] or units
+            for u in pool:
+                if not u[1]:
+                    return u[2]
+            return pool[0][2]
+        size = len(trick.cards)
+        key = trick.key
+        mine = self.counts[seat]
+        if danger == 1 and size == 1:  # stop a last card going out
+            top = self.strongest_single(seat)
+            return top if top.key > key else PASS
+        beating = [u for u in units if len(u[2].cards) == size and u[2].key > key]
+        for u in beating:
+            if not u[1]:
+                return u[2]
+        if beating and (danger <= 4 or mine <= 5):
+            return beating[0][2]
+        play = self.weakest_beating(seat, trick)
+        if play is not None and (danger <= 3 or mine <= 4 or not self.planner.control(play)):
+            return play
+        if play is None and size < 5 and self.rules.bombs == "anywhere":
+            bombs = [c for c in self.held(seat, 3) if c.category in BOMBS]
+            if bombs:
+                return bombs[0]
+        if play is not None and self.first_trick and self.rules.no_pass_first_trick:
+            return play
+        return PASS
+
+    def in_units(self, seat):
+        """Another seat that plays in units (as people and the heuristic bot do, unlike
+        lowest-first): it leads its lowest rank as a whole (a pair, a triple), keeps kings,
+        aces and 2s, follows with a rank it holds exactly as many of as the trick needs,
+        and breaks a set only near the end.  Five-card hands: the default policy."""
+        hand = self.masks[seat]
+        trick = self.trick
+        danger = self.danger(seat)
+        cards = self.counts[seat]
+        triples = self.rules.allow_triples
+        if trick is None:
+            best = None
+            for r in range(13):
+                k = (hand >> 4 * r & 15).bit_count()
+                if not k:
+                    continue
+                if k == 4 or (k == 3 and not triples):
+                    k = 2
+                if danger == 1 and k == 1:
+                    order = 100 - r  # a single would let them out: its strongest
+                else:
+                    order = r - SIZE_BONUS[k] + (20 if r >= 10 and k <= 2 else 0)
+                if best is None or order < best[0]:
+                    best = (order, r, k)
+            _, r, k = best
+            return self.unit(hand >> 4 * r & 15, r, k)
+        size = len(trick.cards)
+        if size == 1 and danger == 1:
+            top = self.strongest_single(seat)
+            return top if top.key > trick.key else self.policy_pass(seat)
+        low = (trick.key if size == 3 else trick.key >> 2) + 1
+        for r in range(low, 13):
+            bits = hand >> 4 * r & 15
+            if bits.bit_count() == size and (r < 10 or size == 3 or danger <= 4 or cards <= 5):
+                return self.unit(bits, r, size)
+        play = self.weakest_beating(seat, trick)
+        if play is not None and (danger <= 3 or cards <= 4 or play.key >> 2 < 10):
+            return play
+        return self.policy_pass(seat, play)
+
+    def policy_pass(self, seat, play=None):
+        """A pass, unless the first trick forbids one (then ``play``, or any play)."""
+        if self.first_trick and self.rules.no_pass_first_trick:
+            play = play or self.weakest_beating(seat, self.trick)
+            if play is not None:
+                return play
+        return PASS
+
+    def unit(self, bits, r, k):
+        """The combination of the ``k`` weakest of the cards ``bits`` of rank ``r``."""
+        key = (bits, r, k)
+        combo = self.fast.units.get(key)
+        if combo is None:
+            ids = sorted(
+                (4 * r + i for i in range(4) if bits >> i & 1), key=self.tables.strength.__getitem__
+            )
+            combo = self.fast.units[key] = self.tables.classify(tuple(ids[:k]))
+        return combo
 
     def apply(self, move):
         """Apply ``move`` for the seat to move (legal: from legal_moves or the policy)."""
@@ -208,6 +359,90 @@ class Sim:
                 return winner
 
 
+# a unit's size counts as this many ranks lower when choosing what to lead (as the
+# heuristic bot counts it): a five-card hand goes out early, a pair before a single
+SIZE_BONUS = {1: 0, 2: 1, 3: 2, 5: 6}
+
+
+def units_left(mask):
+    """How many singles, pairs and triples the cards ``mask`` make, by rank alone."""
+    n = 0
+    while mask:
+        k = (mask & 15).bit_count()
+        n += 2 if k == 4 else 1 if k else 0
+        mask >>= 4
+    return n
+
+
+class Planner:
+    """My seat's plan in the play-outs, per hand mask (remembered: the same hands come
+    back in every play-out): the five-card hands that leave the fewest units, then
+    triples, pairs and singles; each unit as (lead order, is a top card, combination),
+    in lead order (the lowest top rank first, bigger units counting lower)."""
+
+    def __init__(self, rules):
+        self.tables = rules._tables
+        self.strength = self.tables.strength
+        self.triples = rules.allow_triples
+        self.five = rules.five_card_hands
+        self.memo = {}
+
+    def control(self, combo):
+        """A top card: a single or pair of kings, aces or 2s, or a bomb."""
+        if combo.category in BOMBS:
+            return True
+        return len(combo.cards) <= 2 and combo.key >> 2 >= 10
+
+    def units(self, mask):
+        plan = self.memo.get(mask)
+        if plan is None:
+            if len(self.memo) > 50_000:
+                self.memo.clear()
+            plan = self.memo[mask] = self.make(mask)
+        return plan
+
+    def make(self, mask):
+        strength = self.strength
+        classify = self.tables.classify
+        combos = []
+        left = mask
+        if self.five and left.bit_count() >= 5:
+            ids = [c for c in range(52) if mask >> c & 1]
+            fives = [f for f in self.tables.fives(ids) if f.category not in BOMBS]
+            while left.bit_count() >= 5:
+                best = None
+                best_rest = units_left(left)
+                for f in fives:
+                    if f.mask & left == f.mask:
+                        rest = units_left(left & ~f.mask) + 1
+                        if rest < best_rest:
+                            best, best_rest = f, rest
+                if best is None:
+                    break
+                combos.append(best)
+                left &= ~best.mask
+        for r in range(13):
+            bits = left >> (4 * r) & 15
+            if not bits:
+                continue
+            ids = sorted((4 * r + i for i in range(4) if bits >> i & 1), key=strength.__getitem__)
+            k = len(ids)
+            if k == 4:
+                parts = [ids[:2], ids[2:]]
+            elif k == 3 and not self.triples:
+                parts = [ids[:1], ids[1:]]
+            else:
+                parts = [ids]
+            combos.extend(classify(tuple(p)) for p in parts)
+        plan = []
+        for c in combos:
+            top = max(strength[x] for x in c.cards)
+            order = ((top >> 2) - SIZE_BONUS[len(c.cards)], top)
+            plan.append((order, self.control(c), c))
+        plan.sort(key=lambda u: u[0])
+        return plan
+
+
 class Singles:
     """Tables for singles on card masks, per rule set: the cards stronger than each
     strength, each card's single, and the weakest card of a mask."""
@@ -220,6 +455,7 @@ class Singles:
         self.by_strength = sorted(range(52), key=strength.__getitem__)
         self.identity = self.by_strength == list(range(52))
         self.rank_masks = [0b1111 << (4 * r) for r in range(13)]
+        self.units = {}
 
     def in_sets(self, hand):
         """The cards of ``hand`` whose rank it holds more than once."""
@@ -255,14 +491,72 @@ class ExpertBot(Bot):
         self.rng = random.Random(f"expert/{self.seed}")
         self.opening = None
         self.fast = None
+        self.planner = None
+        self.seat = None
+        self.rules = None
+        self.agree = []
+        self.actions = []
         self.stats = {"deals": 0, "moves": 0}
+
+    # ----- what the other seats are like ------------------------------------------------
+    def kinds(self):
+        """Per seat, whether to model it as playing in units rather than lowest-first: a
+        seat seen making at least LOW_SEEN decisions of which under LOW_SHARE were the
+        lowest-first play (``EXPERT_OPP=low``/``units`` fixes the model for every seat)."""
+        fixed = os.environ.get("EXPERT_OPP", "auto")
+        if fixed != "auto":
+            return [fixed == "units"] * len(self.agree) if self.agree else None
+        out = [seen >= LOW_SEEN and same < LOW_SHARE * seen for same, seen in self.agree]
+        return out if any(out) else None
+
+    def on_event(self, action):
+        self.actions.append(action)
+
+    def on_hand_end(self, result):
+        """Replay the hand just ended with every seat's cards (public now) and count, per
+        other seat, its decisions that were the lowest-first play."""
+        try:
+            self.judge(result)
+        except Exception:  # noqa: BLE001 - a model only: never let it break a match
+            pass
+
+    def judge(self, result):
+        rules = self.rules
+        actions = [a for a in self.actions if a.hand == result.hand]
+        if rules is None or not actions or rules.revolution:
+            return
+        hands = [set(int(c) for c in cs) for cs in result.remaining]
+        for a in actions:
+            if a.move is not PASS:
+                hands[a.seat].update(int(c) for c in a.move.cards)
+        game = Game.from_hands(rules, [sorted(h) for h in hands], leader=actions[0].seat)
+        strength = rules.strength
+        for a in actions:
+            if a.seat != self.seat:
+                legal = game.legal_moves()
+                plays = [m for m in legal if m is not PASS]
+                if len(legal) > 1 and plays:
+                    low = min(plays, key=lambda m: max(strength(c) for c in m.cards))
+                    same = low == a.move or (
+                        low.size == a.move.size
+                        and max(map(strength, low.cards)) == max(map(strength, a.move.cards))
+                    )
+                    self.agree[a.seat][0] += same
+                    self.agree[a.seat][1] += 1
+            game.apply(a.move)
 
     # ----- hooks ------------------------------------------------------------------------
     def on_match_start(self, observation):
+        self.planner = None
+        self.seat = observation.seat
+        self.rules = observation.rules
+        self.agree = [[0, 0] for _ in range(observation.rules.players)]
+        self.actions = []
         self.rng = random.Random(f"expert/{self.seed}/{observation.seat}")
 
     def on_hand_start(self, observation):
         self.opening = observation.must_include
+        self.actions = []
 
     # ----- the decision -----------------------------------------------------------------
     def budget(self):
@@ -297,6 +591,11 @@ class ExpertBot(Bot):
         if self.fast is None or self.fast.rules != observation.rules:
             self.fast = Singles(observation.rules)
         search = Search(observation, self.opening, self.rng, self.fast)
+        if os.environ.get("EXPERT_SELF", "plan") == "plan":
+            if self.planner is None or self.planner.tables is not observation.rules._tables:
+                self.planner = Planner(observation.rules)
+            search.planner = self.planner
+        search.kinds = self.kinds()
         totals = [0.0] * len(candidates)
         deals = 0
         partial = []
@@ -386,6 +685,8 @@ class Search:
             g.append([])
         self.my_groups = [*g, *([c.key for c in x] for x in g)]
         self.fast = fast
+        self.planner = None
+        self.kinds = None
         self.stronger = fast.stronger
         self.rank_masks = [0b1111 << (4 * r) for r in range(13)]
         self.evidence = self.passes(actions) if not rules.revolution else []
@@ -475,6 +776,8 @@ class Search:
         sim.must_include = self.must_include
         sim.turn = self.me
         sim.me = self.me
+        sim.planner = self.planner
+        sim.kinds = self.kinds
         winner = sim.apply(move)
         if winner is None:
             winner = sim.play_out()

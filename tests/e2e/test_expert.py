@@ -67,17 +67,21 @@ def test_the_expert_plays_full_matches_through_the_referee_without_a_fault(mix, 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_experts_play_outs_follow_the_engine_move_for_move(mix):
     """The search's own rules (a bitmask play-out) agree with the engine: every move its
-    default policy makes is legal in the engine, and the two states stay the same."""
+    policies make (the others' default policy, its own seat's planned play) is legal in
+    the engine, and the two states stay the same."""
     module = sys.modules[Expert.__module__]
     rules = MIXES[mix]
-    for d in range(6):
+    planner = module.Planner(rules)
+    for d in range(12):
         game = Game.from_hands(rules, deal(rules, "sim", d))
         obs = game.observation(game.turn)
         search = module.Search(obs, game.must_include, random.Random(d), module.Singles(rules))
         masks = [sum(1 << c for c in game.hand(s)) for s in range(rules.players)]
         sim = module.Sim(rules, masks, search.deal_groups(masks), search.fast)
         sim.trick, sim.last, sim.locked, sim.reversed = None, None, 0, False
-        sim.first_trick, sim.must_include, sim.turn, sim.me = True, game.must_include, game.turn, -1
+        sim.first_trick, sim.must_include, sim.turn = True, game.must_include, game.turn
+        # half the deals with no seat planning, half with seat d % players planning
+        sim.me, sim.planner = (-1, None) if d < 6 else (d % rules.players, planner)
         while not game.hand_over:
             move = sim.policy(sim.turn)
             assert move in game.legal_moves(), (mix, d, move, game.legal_moves())
