@@ -1,35 +1,44 @@
-"""A search bot: determinized Monte Carlo over the hidden cards.
+"""A search bot: determinized Monte Carlo over the hidden cards, with a model of each
+other seat.
 
 At each real decision it
 
 1. deals the cards it has not seen to the other seats, at random but consistently with
    everything public (cards played, card counts, the opening card: under 2 or 3 players a
    card weaker than the opening card was never dealt), and weighs each deal by the passes
-   seen (an opponent that passed on a single or a pair most likely held nothing to beat
-   it: a deal that says otherwise is kept only now and then);
-2. plays every candidate move on that deal and the rest of the hand out with a fast
-   default policy (every other seat plays its weakest play that beats the trick and leads
-   its weakest single; its own seat leads its weakest card in the biggest combination
-   holding it and follows singles with a loose card before one of a pair) under exactly
-   the engine's rules, every option of docs/rules.md;
+   seen (a lowest-first seat that passed on a single or a pair held nothing to beat it: a
+   deal that says otherwise is kept only now and then);
+2. plays every candidate move on that deal and the rest of the hand out under exactly the
+   engine's rules (every option of docs/rules.md), each seat by a policy:
+
+   - its own seat plays the heuristic bot's way (:class:`Planner`: the hand split into
+     five-card hands, triples, pairs and singles; the lowest unit led, top cards held,
+     sure winners played to go out);
+   - another seat is modelled by what it has shown: *lowest-first* (its weakest play that
+     beats the trick, its weakest single to lead) until it is seen doing otherwise, then
+     *in units* (:meth:`Sim.in_units`: whole ranks led and followed, top cards kept). A seat
+     shows it during the hand (it led more than one card, passed on a single it could beat,
+     ...: :meth:`Search.deviant`) or over the match (every hand is replayed at its end with
+     all the cards, public then, and a seat whose decisions were under 90% lowest-first's
+     is modelled in units from then on). A seat modelled in units passes by choice: its
+     passes are no evidence;
 3. scores the finished hand with the rule set's own scoring (``bigtwo.hand_scores``:
    hk, family, flat, pusoy, twos doubled, teams) for its own seat;
 
 and plays the move with the best mean score over as many deals as its time budget allows
 (the same deals for every candidate, so the comparison is fair).
 
-Budget per move: 100 ms by default (measured as strong as 300 ms against lowest-first:
-+9.3 ± 0.3 against +9.6 ± 0.5 cards-left points per hand, hk; a third of the time in a
-ladder), never more than half the referee's move allowance
+Budget per move: 100 ms by default, never more than half the referee's move allowance
 (``Bot.move_ms``, told at match start); ``EXPERT_BUDGET_MS`` overrides it (benchmarks).
 ``EXPERT_ROLLOUTS=N`` plays exactly N deals per move instead, whatever the clock: with the
 same seed (``EXPERT_SEED``, default 0, or ``ExpertBot(seed=...)``) a match then repeats
-move for move.  Nothing is kept between matches: the random generator is seeded afresh at
-every match start, from the seed and the seat.
+move for move.  Nothing is kept between matches: the random generator and the models are
+made afresh at every match start, from the seed and the seat.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import random
@@ -242,7 +251,7 @@ class Sim:
         mine = self.counts[seat]
         if danger == 1 and size == 1:  # stop a last card going out
             top = self.strongest_single(seat)
-            return top if top.key > key else PASS
+            return top if top.key > key else self.policy_pass(seat)
         beating = [u for u in units if len(u[2].cards) == size and u[2].key > key]
         for u in beating:
             if not u[1]:
@@ -256,9 +265,7 @@ class Sim:
             bombs = [c for c in self.held(seat, 3) if c.category in BOMBS]
             if bombs:
                 return bombs[0]
-        if play is not None and self.first_trick and self.rules.no_pass_first_trick:
-            return play
-        return PASS
+        return self.policy_pass(seat, play)
 
     def in_units(self, seat):
         """Another seat that plays in units (as people and the heuristic bot do, unlike
@@ -304,6 +311,9 @@ class Sim:
         """A pass, unless the first trick forbids one (then ``play``, or any play)."""
         if self.first_trick and self.rules.no_pass_first_trick:
             play = play or self.weakest_beating(seat, self.trick)
+            if play is None and self.rules.bombs == "anywhere" and len(self.trick.cards) < 5:
+                bombs = [c for c in self.held(seat, 3) if c.category in BOMBS]
+                play = bombs[0] if bombs else None
             if play is not None:
                 return play
         return PASS
@@ -515,10 +525,8 @@ class ExpertBot(Bot):
     def on_hand_end(self, result):
         """Replay the hand just ended with every seat's cards (public now) and count, per
         other seat, its decisions that were the lowest-first play."""
-        try:
+        with contextlib.suppress(Exception):  # a model only: never let it break a match
             self.judge(result)
-        except Exception:  # noqa: BLE001 - a model only: never let it break a match
-            pass
 
     def judge(self, result):
         rules = self.rules
@@ -595,7 +603,12 @@ class ExpertBot(Bot):
             if self.planner is None or self.planner.tables is not observation.rules._tables:
                 self.planner = Planner(observation.rules)
             search.planner = self.planner
-        search.kinds = self.kinds()
+        kinds = self.kinds()
+        if os.environ.get("EXPERT_OPP", "auto") == "auto":
+            deviant = search.deviant(observation)
+            if any(deviant):
+                kinds = [a or b for a, b in zip(kinds or deviant, deviant, strict=True)]
+        search.kinds = kinds
         totals = [0.0] * len(candidates)
         deals = 0
         partial = []
@@ -689,6 +702,7 @@ class Search:
         self.kinds = None
         self.stronger = fast.stronger
         self.rank_masks = [0b1111 << (4 * r) for r in range(13)]
+        self.actions = actions
         self.evidence = self.passes(actions) if not rules.revolution else []
         # the position
         self.trick = observation.trick
@@ -700,6 +714,47 @@ class Search:
         self.must_include = observation.must_include
         leads = sum(1 for a in actions if a.lead and a.move is not PASS)
         self.first_trick = leads <= 1 and not (observation.trick is None and leads)
+
+    def deviant(self, observation):
+        """Per seat, whether this hand has already shown it is not lowest-first: it led
+        more than one card, played a card weaker than a single it led, passed on a single
+        it held a stronger card than, or followed a single with a card when it held a
+        weaker one that beat it (the cards it played later, it held then)."""
+        out = [False] * self.n
+        if self.rules.alert_rule or self.rules.revolution:
+            return out
+        strength = self.tables.strength
+        actions = self.actions
+        for i, a in enumerate(actions):
+            s = a.seat
+            if s == self.me or out[s]:
+                continue
+            later = [strength[c] for b in actions[i + 1 :] if b.seat == s for c in b.move.cards]
+            if not later:
+                continue
+            if a.move is PASS:
+                trick = self.trick_before(i)
+                if trick is not None and trick.size == 1 and max(later) > trick.key:
+                    out[s] = True
+                continue
+            if a.lead:
+                out[s] = a.move.size > 1 or min(later) < strength[a.move.cards[0]]
+                continue
+            if a.move.size == 1:
+                trick = self.trick_before(i)
+                mine = strength[a.move.cards[0]]
+                if trick is not None and any(trick.key < x < mine for x in later):
+                    out[s] = True
+        return out
+
+    def trick_before(self, i):
+        """The trick on the table when action ``i`` of this hand was made (None: a lead)."""
+        for b in reversed(self.actions[:i]):
+            if b.move is not PASS:
+                return b.move
+            if b.lead:
+                return None
+        return None
 
     def passes(self, actions):
         """(seat, size, key of the trick, cards it played later) for every pass on a
@@ -723,8 +778,11 @@ class Search:
     def contradictions(self, masks):
         """How many passes seen the deal ``masks`` contradicts (the seat held a play)."""
         stronger = self.stronger
+        kinds = self.kinds
         bad = 0
         for seat, size, key, later in self.evidence:
+            if kinds is not None and kinds[seat]:  # it passes by choice, not for want
+                continue
             cards = masks[seat] | later
             if size == 1:
                 bad += bool(cards & stronger[key])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bigtwo import Game, RuleSet, deal, play_local
+from bigtwo import PASS, Bot, Game, RuleSet, deal, play_local
 from bigtwo.loader import load_bot_class
 
 from .conftest import play
@@ -18,6 +18,7 @@ from .conftest import play
 ROOT = Path(__file__).resolve().parents[2]
 Expert = load_bot_class(str(ROOT / "sample_bots" / "expert"))
 Heuristic = load_bot_class(str(ROOT / "sample_bots" / "heuristic"))
+RandomBot = load_bot_class(str(ROOT / "sample_bots" / "random"))
 
 MIXES = {
     "hk": RuleSet.preset("hk"),
@@ -72,7 +73,7 @@ def test_the_experts_play_outs_follow_the_engine_move_for_move(mix):
     module = sys.modules[Expert.__module__]
     rules = MIXES[mix]
     planner = module.Planner(rules)
-    for d in range(12):
+    for d in range(32):
         game = Game.from_hands(rules, deal(rules, "sim", d))
         obs = game.observation(game.turn)
         search = module.Search(obs, game.must_include, random.Random(d), module.Singles(rules))
@@ -80,8 +81,11 @@ def test_the_experts_play_outs_follow_the_engine_move_for_move(mix):
         sim = module.Sim(rules, masks, search.deal_groups(masks), search.fast)
         sim.trick, sim.last, sim.locked, sim.reversed = None, None, 0, False
         sim.first_trick, sim.must_include, sim.turn = True, game.must_include, game.turn
-        # half the deals with no seat planning, half with seat d % players planning
-        sim.me, sim.planner = (-1, None) if d < 6 else (d % rules.players, planner)
+        # half the deals with no seat planning, half with seat d % players planning (and
+        # in a quarter of them the other seats modelled as playing in units)
+        sim.me, sim.planner = (-1, None) if d < 16 else (d % rules.players, planner)
+        if d >= 24:
+            sim.kinds = [s != sim.me for s in range(rules.players)]
         while not game.hand_over:
             move = sim.policy(sim.turn)
             assert move in game.legal_moves(), (mix, d, move, game.legal_moves())
@@ -91,6 +95,46 @@ def test_the_experts_play_outs_follow_the_engine_move_for_move(mix):
             if winner is None:
                 assert sim.turn == game.turn and sim.trick == game.trick
                 assert sim.reversed == game.reversed and sim.first_trick == game.first_trick
+
+
+class LowestFirst(Bot):
+    """Issue 13's baseline (as bench/strength.py has it)."""
+
+    def act(self, observation):  # type: ignore[no-untyped-def]
+        strength = observation.rules.strength
+        plays = [m for m in observation.legal_moves if m is not PASS]
+        return min(plays, key=lambda m: max(map(strength, m.cards))) if plays else PASS
+
+
+@pytest.mark.parametrize("preset", ["hk", "family", "pusoy"])
+def test_the_expert_tells_a_lowest_first_seat_from_one_that_plays_in_units(preset):
+    """Over a match it replays every hand at its end: lowest-first stays modelled as
+    lowest-first, the heuristic and random bots are modelled as playing in units."""
+    rules = RuleSet.preset(preset)
+    expert = Expert(seed=3, rollouts=3)
+    bots = [expert, LowestFirst(), Heuristic(), RandomBot(seed=1)]
+    play_local(bots, rules, hands=[deal(rules, "kinds", i) for i in range(3)])
+    assert all(seen >= 8 for _, seen in expert.agree[1:])
+    assert expert.kinds() == [False, False, True, True]
+
+
+@pytest.mark.parametrize("preset", ["hk", "pusoy"])
+def test_what_a_hand_shows_never_flags_lowest_first_and_flags_the_heuristic(preset):
+    module = sys.modules[Expert.__module__]
+    rules = RuleSet.preset(preset)
+    flagged = [0, 0]
+    for d in range(8):
+        game = Game.from_hands(rules, deal(rules, "dev", d))
+        bots = [LowestFirst(), Heuristic(), LowestFirst(), Heuristic()]
+        while not game.hand_over:
+            obs = game.observation(game.turn)
+            search = module.Search(obs, game.must_include, random.Random(d), module.Singles(rules))
+            shown = search.deviant(obs)
+            assert not shown[0] and not shown[2], (d, game.history)
+            game.apply(bots[game.turn].act(obs))
+        flagged[0] += shown[1]
+        flagged[1] += shown[3]
+    assert sum(flagged) >= 8  # the heuristic shows itself in most hands
 
 
 def test_the_expert_searches_within_its_budget_and_the_allowance():
