@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import os
 import random
 import time
@@ -55,10 +56,14 @@ TWO = 12
 LEAD_SINGLES = 4
 # and at most this many five-card hands (the weakest of each category first)
 LEAD_FIVES = 8
-# another seat is modelled as playing in units once seen making LOW_SEEN decisions of
-# which under LOW_SHARE were the lowest-first play
+# what another seat is modelled as: lowest-first, playing in units, or at random
+LOW, UNITS, RANDOM = 0, 1, 2
+# a model is chosen from a seat's decisions once it has made this many (before: lowest-first)
 LOW_SEEN = 8
+# lowest-first: at least this share of them were its play (it is deterministic)
 LOW_SHARE = 0.9
+# else in units or at random, the likelier; in units taken to miss this often (at random then)
+MISS = 0.5
 # a deal contradicting a pass seen is kept with this probability (per contradiction)
 PASS_EVIDENCE = 0.15
 
@@ -70,7 +75,8 @@ class Sim:
 
     __slots__ = (
         "counts", "dealt", "fast", "first_trick", "groups", "kinds", "last", "locked", "masks",
-        "me", "must_include", "n", "planner", "reversed", "rules", "tables", "trick", "turn",
+        "me", "must_include", "n", "planner", "reversed", "rng", "rules", "tables", "trick",
+        "turn",
     )  # fmt: skip
 
     def __init__(self, rules, masks, groups, fast):
@@ -83,7 +89,8 @@ class Sim:
         self.counts = [m.bit_count() for m in masks]
         self.groups = groups  # per seat: [singles, pairs, triples, fives or None]
         self.planner = None  # my own seat's plan (None: the default policy)
-        self.kinds = None  # per seat: True for one modelled as playing in units
+        self.kinds = None  # per seat: LOW, UNITS or RANDOM (None: every seat LOW)
+        self.rng = None
 
     def group(self, seat, index):
         g = self.groups[seat]
@@ -163,6 +170,8 @@ class Sim:
             if seat == self.me and self.planner is not None:
                 return self.planned(seat)
             if self.kinds is not None and self.kinds[seat]:
+                if self.kinds[seat] == RANDOM:
+                    return self.at_random(seat)
                 return self.in_units(seat)
             low = self.fast.weakest(self.masks[seat])
             if seat == self.me:  # shed the weakest card with the most company
@@ -181,6 +190,8 @@ class Sim:
             play = None
         elif seat == self.me and self.planner is not None and not self.reversed:
             return self.planned(seat)
+        elif self.kinds is not None and self.kinds[seat] == RANDOM:
+            return self.at_random(seat)
         elif self.kinds is not None and self.kinds[seat] and size < 5 and not self.reversed:
             return self.in_units(seat)
         else:
@@ -306,6 +317,27 @@ class Sim:
         if play is not None and (danger <= 3 or cards <= 4 or play.key >> 2 < 10):
             return play
         return self.policy_pass(seat, play)
+
+    def at_random(self, seat):
+        """Another seat that plays a uniformly random legal move (the random sample bot;
+        a beginner): any combination it holds to lead, any that beats the trick or a pass
+        to follow."""
+        trick = self.trick
+        if trick is None:
+            options = [c for index in (0, 1, 2, 3) for c in self.held(seat, index)]
+            return self.rng.choice(options)
+        size = len(trick.cards)
+        held = self.held(seat, 3 if size == 5 else size - 1)
+        if self.reversed:
+            key = reversed_key(trick)
+            options = [c for c in held if reversed_key(c) > key]
+        else:
+            options = [c for c in held if c.key > trick.key]
+        if size < 5 and self.rules.bombs == "anywhere":
+            options += [c for c in self.held(seat, 3) if c.category in BOMBS]
+        if not (options and self.first_trick and self.rules.no_pass_first_trick):
+            options.append(PASS)
+        return self.rng.choice(options)
 
     def policy_pass(self, seat, play=None):
         """A pass, unless the first trick forbids one (then ``play``, or any play)."""
@@ -510,13 +542,22 @@ class ExpertBot(Bot):
 
     # ----- what the other seats are like ------------------------------------------------
     def kinds(self):
-        """Per seat, whether to model it as playing in units rather than lowest-first: a
-        seat seen making at least LOW_SEEN decisions of which under LOW_SHARE were the
-        lowest-first play (``EXPERT_OPP=low``/``units`` fixes the model for every seat)."""
+        """Per seat, the model of it for the play-outs: lowest-first while it has made
+        under LOW_SEEN decisions or LOW_SHARE of them were lowest-first's; else the
+        likelier of in units and at random given its decisions; ``EXPERT_OPP=low``,
+        ``units`` or ``random`` fixes it for every seat."""
         fixed = os.environ.get("EXPERT_OPP", "auto")
         if fixed != "auto":
-            return [fixed == "units"] * len(self.agree) if self.agree else None
-        out = [seen >= LOW_SEEN and same < LOW_SHARE * seen for same, seen in self.agree]
+            kind = {"units": UNITS, "random": RANDOM}.get(fixed, LOW)
+            return [kind] * len(self.agree) if self.agree else None
+        out = [
+            LOW
+            if seen < LOW_SEEN or low >= LOW_SHARE * seen
+            else UNITS
+            if units > at_random
+            else RANDOM
+            for low, units, at_random, seen in self.agree
+        ]
         return out if any(out) else None
 
     def on_event(self, action):
@@ -524,7 +565,8 @@ class ExpertBot(Bot):
 
     def on_hand_end(self, result):
         """Replay the hand just ended with every seat's cards (public now) and count, per
-        other seat, its decisions that were the lowest-first play."""
+        other seat, its decisions that were lowest-first's and weigh how likely they were
+        in units and at random."""
         with contextlib.suppress(Exception):  # a model only: never let it break a match
             self.judge(result)
 
@@ -537,28 +579,54 @@ class ExpertBot(Bot):
         for a in actions:
             if a.move is not PASS:
                 hands[a.seat].update(int(c) for c in a.move.cards)
-        game = Game.from_hands(rules, [sorted(h) for h in hands], leader=actions[0].seat)
+        dealt = [sorted(h) for h in hands]
+        game = Game.from_hands(rules, dealt)  # the opening card led, when it had to be
+        first = actions[0]
+        if game.turn != first.seat or first.move is PASS or game.must_include not in first.move:
+            game = Game.from_hands(rules, dealt, leader=first.seat)
         strength = rules.strength
+        fast = self.fast if self.fast is not None and self.fast.rules == rules else Singles(rules)
+
+        def top(m):
+            return (0, 0) if m is PASS else (len(m.cards), max(map(strength, m.cards)))
+
         for a in actions:
             if a.seat != self.seat:
                 legal = game.legal_moves()
-                plays = [m for m in legal if m is not PASS]
-                if len(legal) > 1 and plays:
+                k = len(legal)
+                if k > 1 and any(m is not PASS for m in legal):
+                    plays = [m for m in legal if m is not PASS]
                     low = min(plays, key=lambda m: max(strength(c) for c in m.cards))
-                    same = low == a.move or (
-                        low.size == a.move.size
-                        and max(map(strength, low.cards)) == max(map(strength, a.move.cards))
-                    )
-                    self.agree[a.seat][0] += same
-                    self.agree[a.seat][1] += 1
+                    units = self.units_move(game, fast, a.seat)
+                    tally = self.agree[a.seat]
+                    tally[LOW] += top(low) == top(a.move)
+                    hit = units is not None and top(units) == top(a.move)
+                    tally[UNITS] += math.log((1 - MISS) * hit + MISS / k)
+                    tally[RANDOM] += math.log(1 / k)
+                    tally[3] += 1
             game.apply(a.move)
+
+    def units_move(self, game, fast, seat):
+        """What the in-units model plays for ``seat`` in the real position ``game``."""
+        n = game.rules.players
+        masks = [sum(1 << c for c in game.hand(s)) for s in range(n)]
+        sim = Sim(game.rules, masks, [None] * n, fast)
+        sim.trick, sim.last, sim.turn, sim.me = game.trick, game.last_player, seat, -1
+        sim.locked = sum(1 << s for s in game.locked_out)
+        sim.reversed, sim.first_trick, sim.must_include = (
+            game.reversed, game.first_trick, game.must_include,
+        )  # fmt: skip
+        sim.kinds = [UNITS] * n
+        return sim.policy(seat)
 
     # ----- hooks ------------------------------------------------------------------------
     def on_match_start(self, observation):
         self.planner = None
         self.seat = observation.seat
         self.rules = observation.rules
-        self.agree = [[0, 0] for _ in range(observation.rules.players)]
+        # per seat: its decisions that were lowest-first's, their log-likelihood in units
+        # and at random, how many
+        self.agree = [[0.0, 0.0, 0.0, 0] for _ in range(observation.rules.players)]
         self.actions = []
         self.rng = random.Random(f"expert/{self.seed}/{observation.seat}")
 
@@ -607,7 +675,10 @@ class ExpertBot(Bot):
         if os.environ.get("EXPERT_OPP", "auto") == "auto":
             deviant = search.deviant(observation)
             if any(deviant):
-                kinds = [a or b for a, b in zip(kinds or deviant, deviant, strict=True)]
+                kinds = [
+                    k or (UNITS if d else LOW)
+                    for k, d in zip(kinds or deviant, deviant, strict=True)
+                ]
         search.kinds = kinds
         totals = [0.0] * len(candidates)
         deals = 0
@@ -836,6 +907,7 @@ class Search:
         sim.me = self.me
         sim.planner = self.planner
         sim.kinds = self.kinds
+        sim.rng = self.rng
         winner = sim.apply(move)
         if winner is None:
             winner = sim.play_out()
