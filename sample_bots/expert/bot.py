@@ -38,15 +38,13 @@ made afresh at every match start, from the seed and the seat.
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import math
 import os
 import random
 import time
 from bisect import bisect_right
 
-from bigtwo import BOMBS, PASS, Bot, Game, hand_scores
+from bigtwo import BOMBS, PASS, Bot, hand_scores
 from bigtwo.cards import CARDS, cards_from_mask
 from bigtwo.combos import FOUR_OF_A_KIND, reversed_key
 
@@ -58,12 +56,6 @@ LEAD_SINGLES = 4
 LEAD_FIVES = 8
 # what another seat is modelled as: lowest-first, playing in units, or at random
 LOW, UNITS, RANDOM = 0, 1, 2
-# a model is chosen from a seat's decisions once it has made this many (before: lowest-first)
-LOW_SEEN = 8
-# lowest-first: at least this share of them were its play (it is deterministic)
-LOW_SHARE = 0.9
-# else in units or at random, the likelier; in units taken to miss this often (at random then)
-MISS = 0.5
 # a deal contradicting a pass seen is kept with this probability (per contradiction)
 PASS_EVIDENCE = 0.15
 
@@ -536,97 +528,39 @@ class ExpertBot(Bot):
         self.planner = None
         self.seat = None
         self.rules = None
-        self.agree = []
+        self.shown = []
         self.actions = []
         self.stats = {"deals": 0, "moves": 0}
 
     # ----- what the other seats are like ------------------------------------------------
     def kinds(self):
-        """Per seat, the model of it for the play-outs: lowest-first while it has made
-        under LOW_SEEN decisions or LOW_SHARE of them were lowest-first's; else the
-        likelier of in units and at random given its decisions; ``EXPERT_OPP=low``,
-        ``units`` or ``random`` fixes it for every seat."""
+        """Per seat, the model of it for the play-outs: in units once a hand of this match
+        has shown it is not lowest-first, else lowest-first (``EXPERT_OPP=low``, ``units``
+        or ``random`` fixes it for every seat)."""
         fixed = os.environ.get("EXPERT_OPP", "auto")
         if fixed != "auto":
             kind = {"units": UNITS, "random": RANDOM}.get(fixed, LOW)
-            return [kind] * len(self.agree) if self.agree else None
-        out = [
-            LOW
-            if seen < LOW_SEEN or low >= LOW_SHARE * seen
-            else UNITS
-            if units > at_random
-            else RANDOM
-            for low, units, at_random, seen in self.agree
-        ]
-        return out if any(out) else None
+            return [kind] * len(self.shown) if self.shown else None
+        return [UNITS if x else LOW for x in self.shown] if any(self.shown) else None
 
     def on_event(self, action):
         self.actions.append(action)
 
     def on_hand_end(self, result):
-        """Replay the hand just ended with every seat's cards (public now) and count, per
-        other seat, its decisions that were lowest-first's and weigh how likely they were
-        in units and at random."""
-        with contextlib.suppress(Exception):  # a model only: never let it break a match
-            self.judge(result)
-
-    def judge(self, result):
-        rules = self.rules
-        actions = [a for a in self.actions if a.hand == result.hand]
-        if rules is None or not actions or rules.revolution:
+        """What the hand just ended showed of each other seat, from its public moves (the
+        referee does not show a bot the others' cards left)."""
+        if self.rules is None or len(self.shown) != self.rules.players:
             return
-        hands = [set(int(c) for c in cs) for cs in result.remaining]
-        for a in actions:
-            if a.move is not PASS:
-                hands[a.seat].update(int(c) for c in a.move.cards)
-        dealt = [sorted(h) for h in hands]
-        game = Game.from_hands(rules, dealt)  # the opening card led, when it had to be
-        first = actions[0]
-        if game.turn != first.seat or first.move is PASS or game.must_include not in first.move:
-            game = Game.from_hands(rules, dealt, leader=first.seat)
-        strength = rules.strength
-        fast = self.fast if self.fast is not None and self.fast.rules == rules else Singles(rules)
-
-        def top(m):
-            return (0, 0) if m is PASS else (len(m.cards), max(map(strength, m.cards)))
-
-        for a in actions:
-            if a.seat != self.seat:
-                legal = game.legal_moves()
-                k = len(legal)
-                if k > 1 and any(m is not PASS for m in legal):
-                    plays = [m for m in legal if m is not PASS]
-                    low = min(plays, key=lambda m: max(strength(c) for c in m.cards))
-                    units = self.units_move(game, fast, a.seat)
-                    tally = self.agree[a.seat]
-                    tally[LOW] += top(low) == top(a.move)
-                    hit = units is not None and top(units) == top(a.move)
-                    tally[UNITS] += math.log((1 - MISS) * hit + MISS / k)
-                    tally[RANDOM] += math.log(1 / k)
-                    tally[3] += 1
-            game.apply(a.move)
-
-    def units_move(self, game, fast, seat):
-        """What the in-units model plays for ``seat`` in the real position ``game``."""
-        n = game.rules.players
-        masks = [sum(1 << c for c in game.hand(s)) for s in range(n)]
-        sim = Sim(game.rules, masks, [None] * n, fast)
-        sim.trick, sim.last, sim.turn, sim.me = game.trick, game.last_player, seat, -1
-        sim.locked = sum(1 << s for s in game.locked_out)
-        sim.reversed, sim.first_trick, sim.must_include = (
-            game.reversed, game.first_trick, game.must_include,
-        )  # fmt: skip
-        sim.kinds = [UNITS] * n
-        return sim.policy(seat)
+        actions = [a for a in self.actions if a.hand == result.hand]
+        shown = not_lowest_first(self.rules, actions, self.seat)
+        self.shown = [a or b for a, b in zip(self.shown, shown, strict=True)]
 
     # ----- hooks ------------------------------------------------------------------------
     def on_match_start(self, observation):
         self.planner = None
         self.seat = observation.seat
         self.rules = observation.rules
-        # per seat: its decisions that were lowest-first's, their log-likelihood in units
-        # and at random, how many
-        self.agree = [[0.0, 0.0, 0.0, 0] for _ in range(observation.rules.players)]
+        self.shown = [False] * observation.rules.players  # seats shown not lowest-first
         self.actions = []
         self.rng = random.Random(f"expert/{self.seed}/{observation.seat}")
 
@@ -729,6 +663,44 @@ class ExpertBot(Bot):
         return singles + [m for m in legal if m.size in (2, 3)] + fives
 
 
+def not_lowest_first(rules, actions, me):
+    """Per seat, whether its public moves in ``actions`` (one hand's, in order) show it is
+    not lowest-first: it led more than one card, later played a card weaker than a single
+    it led, passed on a single it held a stronger card than, or followed a single with a
+    card when it held a weaker one that beat it (the cards a seat plays later in the hand,
+    it held all along).  Not judged under a revolution, nor under the alert rule while
+    the next seat holds one card: they change what lowest-first may play."""
+    n = rules.players
+    out = [False] * n
+    if rules.revolution:
+        return out
+    strength = rules._tables.strength
+    counts = [rules.hand_size] * n
+    trick = None  # the play to beat before each action
+    for i, a in enumerate(actions):
+        s = a.seat
+        before = None if a.lead else trick
+        alert = rules.alert_rule and counts[(s + 1) % n] == 1
+        if a.move is not PASS:
+            trick = a.move
+            counts[s] -= len(a.move.cards)
+        elif a.lead:
+            trick = None
+        if s == me or out[s] or alert:
+            continue
+        later = [strength[c] for b in actions[i + 1 :] if b.seat == s for c in b.move.cards]
+        if not later:
+            continue
+        if a.move is PASS:
+            out[s] = before is not None and before.size == 1 and max(later) > before.key
+        elif a.lead:
+            out[s] = a.move.size > 1 or min(later) < strength[a.move.cards[0]]
+        elif a.move.size == 1 and before is not None:
+            mine = strength[a.move.cards[0]]
+            out[s] = any(before.key < x < mine for x in later)
+    return out
+
+
 class Search:
     """The public position of one decision, and deals of the hidden cards for it."""
 
@@ -787,45 +759,8 @@ class Search:
         self.first_trick = leads <= 1 and not (observation.trick is None and leads)
 
     def deviant(self, observation):
-        """Per seat, whether this hand has already shown it is not lowest-first: it led
-        more than one card, played a card weaker than a single it led, passed on a single
-        it held a stronger card than, or followed a single with a card when it held a
-        weaker one that beat it (the cards it played later, it held then)."""
-        out = [False] * self.n
-        if self.rules.alert_rule or self.rules.revolution:
-            return out
-        strength = self.tables.strength
-        actions = self.actions
-        for i, a in enumerate(actions):
-            s = a.seat
-            if s == self.me or out[s]:
-                continue
-            later = [strength[c] for b in actions[i + 1 :] if b.seat == s for c in b.move.cards]
-            if not later:
-                continue
-            if a.move is PASS:
-                trick = self.trick_before(i)
-                if trick is not None and trick.size == 1 and max(later) > trick.key:
-                    out[s] = True
-                continue
-            if a.lead:
-                out[s] = a.move.size > 1 or min(later) < strength[a.move.cards[0]]
-                continue
-            if a.move.size == 1:
-                trick = self.trick_before(i)
-                mine = strength[a.move.cards[0]]
-                if trick is not None and any(trick.key < x < mine for x in later):
-                    out[s] = True
-        return out
-
-    def trick_before(self, i):
-        """The trick on the table when action ``i`` of this hand was made (None: a lead)."""
-        for b in reversed(self.actions[:i]):
-            if b.move is not PASS:
-                return b.move
-            if b.lead:
-                return None
-        return None
+        """Per seat, whether this hand has already shown it is not lowest-first."""
+        return not_lowest_first(self.rules, self.actions, self.me)
 
     def passes(self, actions):
         """(seat, size, key of the trick, cards it played later) for every pass on a
