@@ -264,6 +264,17 @@ async def run_pending(
     play = executor_for(executor, ray_address)
 
     async def one(batch: list[int]) -> None:
+        try:
+            await play_batch(batch)
+        except asyncio.CancelledError:  # stopped (another batch failed, Ctrl-C): its
+            for mid in batch:  # unsaved matches go back to the queue at once
+                if mid not in saved:
+                    _unplay(engine, mid)
+            raise
+
+    saved: set[int] = set()
+
+    async def play_batch(batch: list[int]) -> None:
         nonlocal done
         async with gate:
             jobs_data = [_job(engine, ladder_id, mid) for mid in batch]
@@ -280,6 +291,7 @@ async def run_pending(
             )
         for mid, (summary, moves, record) in zip(batch, results, strict=True):
             _save(engine, mid, rotations, summary, moves, record)
+            saved.add(mid)
             done += 1
             if on_done:
                 on_done(done, total, summary)

@@ -1,5 +1,6 @@
 """The ladder: planning, a real run (bots over gRPC), resuming after SIGKILL, new entrants."""
 
+import collections
 import itertools
 import json
 import os
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from arena.ladder.planning import seating
 from arena.ladder.runner import BATCH, batches, groups_for
 from arena.ladder.store import database_url
 
@@ -42,6 +44,23 @@ def test_groups_fill_few_entrants_and_balance_many():
     assert min(meets.values()) >= 1 and max(meets.values()) - min(meets.values()) <= 4
     with pytest.raises(ValueError, match="two distinct bots"):
         groups_for([1])
+
+
+def test_a_groups_rounds_seat_each_entrant_after_each_other_equally_often():
+    """Who plays after whom matters (the seat after a weak bot gains): over six rounds a
+    group of four takes each of its six circular orders once."""
+    group = [7, 3, 9, 4]
+    after = collections.Counter()
+    orders = set()
+    for r in range(6):
+        seats = seating(group, r)
+        assert sorted(seats) == sorted(group) and seats[0] == 7
+        orders.add(tuple(seats))
+        after.update((seats[i], seats[(i + 1) % 4]) for i in range(4))
+    assert len(orders) == 6
+    assert set(after.values()) == {2} and len(after) == 12  # every ordered pair, twice
+    assert seating(group, 6) == seating(group, 0)
+    assert seating([3, 5, 3, 5], 1) in ([3, 5, 3, 5], [3, 5, 5, 3], [3, 3, 5, 5])
 
 
 def test_batches_hold_one_table_and_share_the_work_among_jobs():
@@ -283,24 +302,32 @@ def test_a_bot_that_leaves_after_its_hello_forfeits_and_cannot_void_the_match(tm
 
 
 def test_a_batch_of_matches_is_rated_as_its_matches(tmp_path):
-    """Three matches of one table played as one batch (``--jobs 1``), with a bot whose
-    every instance exits at its third move: each match comes back on its own — its hands
+    """Matches of one table played as one batch (``--jobs 1``; rounds 0, 6 and 12 of a
+    group share its seating, the others are other tables), with a bot whose every
+    instance exits at its third move: each match comes back on its own — its hands
     numbered from 0, its totals, its moves — and the exiter forfeits in every one, the
     hands its fallback played listed per match and rated as last place."""
     exiter = str(ROOT / "tests" / "adversarial" / "bots" / "exiter.py")
     db = tmp_path / "l.db"
     proc = arena(
-        "ladder", "run", "--db", str(db), "--sandbox", "process", "--rounds", "3", "--no-check",
-        "--jobs", "1", "--deals", "1", "--json", "--bots", *SAMPLES[:2], exiter,
+        "ladder", "run", "--db", str(db), "--sandbox", "process", "--rounds", "13",
+        "--no-check", "--jobs", "1", "--deals", "1", "--json", "--bots", *SAMPLES[:2], exiter,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     rows = {r["bot"]: r for r in json.loads(proc.stdout)}
-    assert rows["exiter"]["forfeits"] == 3 and rows["exiter"]["matches"] == 3
+    assert rows["exiter"]["forfeits"] == 13 and rows["exiter"]["matches"] == 13
     assert [r["bot"] for r in json.loads(proc.stdout)][-1] == "exiter"
     stored = query(str(db), "select id, result from matches order by id")
     results = [json.loads(r) for _, r in stored]
-    assert [r["batch"]["index"] for r in results] == [0, 1, 2]
-    for r, (mid, _) in zip(results, stored, strict=True):
+    assert len({tuple(s["bot"] for s in r["seats"]) for r in results}) > 1  # seatings vary
+    first = [s["bot"] for s in results[0]["seats"]]
+    table = [
+        (r, row)
+        for r, row in zip(results, stored, strict=True)
+        if [s["bot"] for s in r["seats"]] == first
+    ]
+    assert [r["batch"]["index"] for r, _ in table] == [0, 1, 2]
+    for r, (mid, _) in table:
         assert [h["hand"] for h in r["hands"]] == [0, 1, 2, 3]
         totals = [sum(h["scores"][s] for h in r["hands"]) for s in range(4)]
         assert [s["score"] for s in r["seats"]] == totals
@@ -308,8 +335,8 @@ def test_a_batch_of_matches_is_rated_as_its_matches(tmp_path):
         for s in r["seats"]:
             assert s["penalty_points"] == sum(h["penalties"][s["seat"]] for h in r["hands"])
             assert s["place"] == 1 + sum(t > s["score"] for t in totals)
-        exiter_seat = r["seats"][2]  # [random, greedy, exiter, random]: entry order
-        assert exiter_seat["bot"] == "exiter" and exiter_seat["forfeit"]
+        (exiter_seat,) = [s for s in r["seats"] if s["bot"] == "exiter"]
+        assert exiter_seat["forfeit"]
         assert set(exiter_seat["forfeit_hands"]) <= {0, 1, 2, 3} and exiter_seat["forfeit_hands"]
         assert all(f["hand"] in range(4) for f in exiter_seat["faults"] if f["hand"] is not None)
         moved = query(str(db), f"select distinct hand from moves where match_id = {mid}")
