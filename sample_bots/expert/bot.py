@@ -17,11 +17,9 @@ At each real decision it
    - another seat is modelled by what it has shown: *lowest-first* (its weakest play that
      beats the trick, its weakest single to lead) until it is seen doing otherwise, then
      *in units* (:meth:`Sim.in_units`: whole ranks led and followed, top cards kept). A seat
-     shows it during the hand (it led more than one card, passed on a single it could beat,
-     ...: :meth:`Search.deviant`) or over the match (every hand is replayed at its end with
-     all the cards, public then, and a seat whose decisions were under 90% lowest-first's
-     is modelled in units from then on). A seat modelled in units passes by choice: its
-     passes are no evidence;
+     shows it by its public moves (it led more than one card, passed on a single it could
+     beat, ...: :func:`not_lowest_first`), in this hand or an earlier one of the match.
+     A seat modelled in units passes by choice: its passes are no evidence;
 3. scores the finished hand with the rule set's own scoring (``bigtwo.hand_scores``:
    hk, family, flat, pusoy, twos doubled, teams) for its own seat;
 
@@ -33,7 +31,9 @@ Budget per move: 100 ms by default, never more than half the referee's move allo
 ``EXPERT_ROLLOUTS=N`` plays exactly N deals per move instead, whatever the clock: with the
 same seed (``EXPERT_SEED``, default 0, or ``ExpertBot(seed=...)``) a match then repeats
 move for move.  Nothing is kept between matches: the random generator and the models are
-made afresh at every match start, from the seed and the seat.
+made afresh at every match start, from the seed and the seat.  For experiments,
+``EXPERT_OPP=low|units|random`` models every other seat one way and
+``EXPERT_SELF=default`` plays its own seat with the default policy.
 """
 
 from __future__ import annotations
