@@ -76,12 +76,15 @@ def deal_seed(key: str, deal_id: str) -> str:
 
 def seating(group: list[int], round_no: int) -> list[int]:
     """The entrants of ``group`` in seat order for round ``round_no``: the first stays in
-    seat 0 and the others take, round by round, each of their (n − 1)! orders — so over
-    every (n − 1)! rounds each entrant plays right after each other equally often."""
+    seat 0 and the others take, round by round, each of their distinct orders — so over
+    every (n − 1)! rounds four entrants each play right after each other equally often.
+    Two entrants alternate (A B A B) every round: each already plays after the other as
+    often as the other after it."""
+    if len(set(group)) <= 2:
+        return list(group)
     first, rest = group[0], group[1:]
-    orders = list(itertools.permutations(range(len(rest))))
-    order = orders[round_no % len(orders)]
-    return [first, *(rest[i] for i in order)]
+    orders = list(dict.fromkeys(itertools.permutations(rest)))
+    return [first, *orders[round_no % len(orders)]]
 
 
 def plan(session: Session, ladder: Ladder, rounds: int) -> int:
