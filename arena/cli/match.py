@@ -203,7 +203,7 @@ def match(
             _shown(
                 f"seat {creds.seat} ({name}) waits {startup_ms / 1000:g} s for its bot: "
                 f"python -m bigtwo.run BOT --address {creds.address} --match-id "
-                f"{creds.match_id} --seat {creds.seat} --token {creds.token}",
+                f"{creds.match_id} --seat {creds.seat} --token={creds.token}",
                 1000,
             )
         )

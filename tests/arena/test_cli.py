@@ -262,7 +262,7 @@ def test_remote_seat_joins_over_tcp_with_the_printed_command(tmp_path):
             seen.append(line)
             m = re.search(
                 r"python -m bigtwo\.run BOT (--address \S+ --match-id \S+ --seat 2 "
-                r"--token \S+)",
+                r"--token=\S+)",
                 line,
             )
             if m or not line:
