@@ -267,7 +267,7 @@ def test_1100_idle_tcp_connections_do_not_lock_out_a_remote_seat(tmp_path):
     try:
         assert command.wait(120), "".join(lines)
         shown = next(line for line in lines if "python -m bigtwo.run" in line)
-        m = re.search(r"--address (\S+):(\d+) --match-id (\S+) --seat (\d+) --token (\S+)", shown)
+        m = re.search(r"--address (\S+):(\d+) --match-id (\S+) --seat (\d+) --token=(\S+)", shown)
         assert m, shown
         host, port = m.group(1), int(m.group(2))
         assert host == "127.0.0.1"
@@ -283,7 +283,7 @@ def test_1100_idle_tcp_connections_do_not_lock_out_a_remote_seat(tmp_path):
         time.sleep(1.5)
         shed = sum(_closed_by_peer(s) for s in flood)
         assert shed >= len(flood) - 64, f"the referee still holds {len(flood) - shed} of them"
-        creds = ["--match-id", m.group(3), "--seat", m.group(4), "--token", m.group(5)]
+        creds = ["--match-id", m.group(3), "--seat", m.group(4), f"--token={m.group(5)}"]
         honest = subprocess.run(
             [sys.executable, "-m", "bigtwo.run", str(GOOD), "--address", f"{host}:{port}", *creds],
             capture_output=True,
@@ -385,7 +385,7 @@ def test_tcp_links_without_a_hello_are_closed_and_a_remote_seat_gets_in():
         remote = await asyncio.create_subprocess_exec(
             *(sys.executable, "-m", "bigtwo.run", str(GOOD), "--address", address),
             *("--match-id", session.match_id, "--seat", "0"),
-            *("--token", session.seats[0].spec.token),
+            f"--token={session.seats[0].spec.token}",  # a token may start with "-"
             stderr=subprocess.PIPE,
         )
         _, err = await asyncio.wait_for(remote.communicate(), 300)
