@@ -129,6 +129,10 @@ class Sim:
         hand = self.masks[seat]
         return [c for c in self.group(seat, index) if c.mask & hand == c.mask]
 
+    def bombs(self, seat):
+        """The seat's bombs (under ``bombs="anywhere"`` they beat any single, pair, triple)."""
+        return [c for c in self.held(seat, 3) if c.category in BOMBS]
+
     def strongest_single(self, seat):
         singles = self.held(seat, 0)
         if self.reversed:
@@ -189,7 +193,7 @@ class Sim:
         else:
             play = self.weakest_beating(seat, trick)
         if play is None and size < 5 and rules.bombs == "anywhere":
-            bombs = [c for c in self.held(seat, 3) if c.category in BOMBS]
+            bombs = self.bombs(seat)
             if bombs:
                 play = bombs[0]
         return PASS if play is None else play
@@ -217,10 +221,8 @@ class Sim:
                     return False
                 continue
             if size == 2:
-                above = hand & stronger[combo.key]
-                for rm in self.fast.rank_masks:
-                    if above & rm and (hand & rm).bit_count() >= 2:
-                        return False
+                if self.fast.pair_above(hand, combo.key):
+                    return False
                 continue
             for r in range(combo.key + 1, 13):
                 if (hand >> (4 * r) & 15).bit_count() >= 3:
@@ -265,7 +267,7 @@ class Sim:
         if play is not None and (danger <= 3 or mine <= 4 or not self.planner.control(play)):
             return play
         if play is None and size < 5 and self.rules.bombs == "anywhere":
-            bombs = [c for c in self.held(seat, 3) if c.category in BOMBS]
+            bombs = self.bombs(seat)
             if bombs:
                 return bombs[0]
         return self.policy_pass(seat, play)
@@ -326,7 +328,7 @@ class Sim:
         else:
             options = [c for c in held if c.key > trick.key]
         if size < 5 and self.rules.bombs == "anywhere":
-            options += [c for c in self.held(seat, 3) if c.category in BOMBS]
+            options += self.bombs(seat)
         if not (options and self.first_trick and self.rules.no_pass_first_trick):
             options.append(PASS)
         return self.rng.choice(options)
@@ -336,7 +338,7 @@ class Sim:
         if self.first_trick and self.rules.no_pass_first_trick:
             play = play or self.weakest_beating(seat, self.trick)
             if play is None and self.rules.bombs == "anywhere" and len(self.trick.cards) < 5:
-                bombs = [c for c in self.held(seat, 3) if c.category in BOMBS]
+                bombs = self.bombs(seat)
                 play = bombs[0] if bombs else None
             if play is not None:
                 return play
@@ -490,6 +492,12 @@ class Singles:
         self.identity = self.by_strength == list(range(52))
         self.rank_masks = [0b1111 << (4 * r) for r in range(13)]
         self.units = {}
+
+    def pair_above(self, hand, key):
+        """Whether ``hand`` holds a pair that beats a pair of key ``key`` (its stronger
+        card stronger than the key)."""
+        above = hand & self.stronger[key]
+        return any(above & rm and (hand & rm).bit_count() >= 2 for rm in self.rank_masks)
 
     def in_sets(self, hand):
         """The cards of ``hand`` whose rank it holds more than once."""
@@ -744,7 +752,6 @@ class Search:
         self.planner = None
         self.kinds = None
         self.stronger = fast.stronger
-        self.rank_masks = [0b1111 << (4 * r) for r in range(13)]
         self.actions = actions
         self.evidence = self.passes(actions) if not rules.revolution else []
         # the position
@@ -792,12 +799,8 @@ class Search:
             cards = masks[seat] | later
             if size == 1:
                 bad += bool(cards & stronger[key])
-            else:  # a pair beats it when its stronger card is stronger than the key
-                above = cards & stronger[key]
-                for rm in self.rank_masks:
-                    if above & rm and (cards & rm).bit_count() >= 2:
-                        bad += 1
-                        break
+            else:
+                bad += self.fast.pair_above(cards, key)
         return bad
 
     def sample(self):
