@@ -45,9 +45,29 @@ def leftovers(match_id: str, bot_file: str) -> list[str]:
     ps = subprocess.run(
         ["pgrep", "-af", f"bigtwo.run .*{bot_file}"], capture_output=True, text=True
     )
-    found += [line for line in ps.stdout.splitlines() if line.strip()]
+    found += [line for line in ps.stdout.splitlines() if _of_match(line, match_id)]
     found += [str(g) for g in seat_cgroups(match_id)]
     return found
+
+
+def _of_match(ps_line: str, match_id: str) -> bool:
+    """Whether a process ``pgrep -a`` found belongs to this match: its environment names
+    the match (ARENA_MATCH_ID, which every sandbox gives its bots, their launcher and
+    bubblewrap), or cannot be read and it runs as this user.  Another arena's bots on the
+    machine (the same sample bots, under another match id or none) are not this test's
+    leftovers."""
+    try:
+        pid = int(ps_line.split()[0])
+    except (IndexError, ValueError):
+        return False
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:  # gone meanwhile, or another user's process this user cannot read
+        try:
+            return Path(f"/proc/{pid}").stat().st_uid == os.getuid()
+        except OSError:
+            return False
+    return b"ARENA_MATCH_ID=" + match_id.encode() in environ
 
 
 def seat_cgroups(match_id: str) -> list[Path]:

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -215,11 +216,12 @@ def test_cpu_hog_neighbour_costs_honest_bots_no_move(backend, tmp_path):
 # --- class 9: wherever Python and the SDK are ----------------------------------------------
 
 
-def test_process_sandbox_runs_bots_from_a_venv_and_sdk_under_tmp(tmp_path):
+def test_process_sandbox_runs_bots_from_a_venv_and_sdk_under_tmp(own_tmp):
     """A newcomer's layout: a venv under /tmp and the SDK in a checkout under /tmp (the
     sandbox's private /tmp must not hide them)."""
     if process.confinement_problem():
         pytest.skip(process.confinement_problem())
+    tmp_path = own_tmp  # the test's own temporary root: in the machine's temporary folder
     assert str(tmp_path).startswith(tempfile.gettempdir())
     venv = tmp_path / "venv"
     subprocess.run(
@@ -368,3 +370,89 @@ def test_without_confinement_only_the_arenas_own_sample_bots_run(tmp_path):
     stranger.write_text("from bigtwo import Bot\n")
     with pytest.raises(SandboxUnavailable, match=r"cannot confine bot 'mine'.*bubblewrap"):
         asyncio.run(box.prepare([resolve("random"), resolve(str(stranger))]))
+
+
+# --- issue 21: host-wide counters and host paths (a covert channel between seats) ----------
+
+
+def _bot_pids(pattern: str) -> list[int]:
+    ps = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
+    return [int(p) for p in ps.stdout.split()]
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _touch(size: int) -> bytearray:
+    """``size`` bytes of this process's memory, every page written (really resident)."""
+    block = bytearray(size)
+    for i in range(0, size, 4096):
+        block[i] = 1
+    return block
+
+
+def test_process_bot_reads_no_host_wide_counter_and_no_host_path(tmp_path):
+    """Issue 21: a neighbour decoded another seat's cards through ``MemFree``.  A bot
+    samples every host-wide counter it might read (/proc's memory, CPU, load and pressure
+    files, sysfs, the ``sysinfo`` call); between its two samples this test allocates and
+    touches 500 MB.  Nothing it reads may have moved, nothing host-wide may be readable at
+    all, and no host path may appear in any mount table it can read."""
+    if process.confinement_problem():
+        pytest.skip(process.confinement_problem())
+    import tempfile as tf
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    host = [str(tmp_path), str(Path(tf.gettempdir()) / "arena-"), sys.prefix, sys.base_prefix]
+    host += [str(Path(arena.__file__).parents[1]), str(Path(tf.gettempdir()))]
+    home = os.path.expanduser("~")
+    host += [home] if home not in ("/", "") else []
+    host = sorted({h for h in host if h not in ("/", "/tmp", "/usr")})
+    name = f"counters_{os.getpid()}_{time.monotonic_ns() % 10**6}"
+    bot = mine / f"{name}.py"
+    bot.write_text((BOTS / "host_counters.py.in").read_text().replace("@HOST@", json.dumps(host)))
+    out: dict = {}
+
+    def run():
+        try:
+            out["result"] = play_seats(
+                "process", [bot, "good", "good", "good"], tmp_path, max_strikes=5
+            )
+        except BaseException as exc:  # re-raised below, in the test's thread
+            out["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    held = None
+    deadline = time.monotonic() + 60
+    signalled = False
+    while thread.is_alive() and time.monotonic() < deadline and not signalled:
+        for pid in _bot_pids(f"bigtwo.run .*{name}"):
+            if _comm(pid) == "ctr-wait":
+                held = _touch(500 << 20)  # the host (a neighbour) allocates
+                os.kill(pid, signal.SIGUSR1)
+                done = time.monotonic() + 20
+                while _comm(pid) == "ctr-wait" and time.monotonic() < done:
+                    time.sleep(0.05)
+                signalled = True
+                break
+        time.sleep(0.05)
+    thread.join(300)
+    del held
+    if "error" in out:
+        raise out["error"]
+    result, _ = out["result"]
+    said = details(result["seats"][0])
+    assert signalled and "COUNTERS signalled: yes" in said, said
+    counters = re.search(r"COUNTERS [^|]*", said).group(0)
+    mounts = re.search(r"MOUNTS [^|]*", said).group(0)
+    print(f"\n{counters}\n{mounts}")
+    assert "varied: -;" in counters, counters  # no counter moved with the host's memory
+    assert "readable: -;" in counters, counters  # nor is anything host-wide readable
+    assert "sysinfo: refused" in counters, counters
+    assert "MOUNTS host paths: -;" in mounts, mounts
+    assert "sys: -" in mounts, mounts

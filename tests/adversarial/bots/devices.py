@@ -2,11 +2,13 @@
 device nodes of its own, and checks what its /dev holds, how every mount is flagged and
 which uid it runs as.  Opening or making a device is reported as "BREACH: ...";
 otherwise it reports on purpose, as its one fault, "DENIED: n of n probes" with any /dev
-node beyond the minimal set and any mount lacking nodev or nosuid, for the test to
+node beyond the minimal set and any mount lacking nodev or nosuid (from the mount table
+where there is one, else from the flags of the mounts it can name), for the test to
 judge."""
 
 import os
 import stat
+import sys
 
 from bigtwo import Bot
 
@@ -33,6 +35,32 @@ MINIMAL |= {"stdin", "stdout", "stderr", "core"}
 # the harmless nodes bound from the host, and a private pty filesystem
 DEVICE_BINDS = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 DEVICE_BINDS.add("/dev/pts")
+
+
+def mounts():
+    """(mount point or place, nodev, nosuid) for every mount the bot can name: the mount
+    table where there is one (docker), and the flags of the mount holding each place a
+    bot's files and runtime live in (the process sandbox has no /proc to list them)."""
+    found = {}
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                fields = line.split()
+                options = fields[5].split(",")
+                found[fields[4]] = ("nodev" in options, "nosuid" in options)
+    except OSError:
+        pass
+    places = ["/", "/tmp", "/dev", "/dev/pts", "/dev/shm", "/bot", "/run/arena", "/proc"]
+    places += ["/usr", "/lib", "/etc", os.path.dirname(sys.executable), *sys.path]
+    for place in places:
+        if place in found or not place:
+            continue
+        try:
+            flags = os.statvfs(place).f_flag
+        except OSError:
+            continue
+        found[place] = (bool(flags & os.ST_NODEV), bool(flags & os.ST_NOSUID))
+    return [(point, *flags) for point, flags in sorted(found.items())]
 
 
 class Devices(Bot):
@@ -69,14 +97,11 @@ class Devices(Bot):
                 raise RuntimeError("BREACH: " + "; ".join(breaches))
             extra = sorted(set(os.listdir("/dev")) - MINIMAL)
             no_nodev, no_nosuid = [], []
-            with open("/proc/self/mountinfo") as f:
-                for line in f:
-                    fields = line.split()
-                    point, options = fields[4], fields[5].split(",")
-                    if "nosuid" not in options:
-                        no_nosuid.append(point)
-                    if "nodev" not in options and point not in DEVICE_BINDS:
-                        no_nodev.append(point)
+            for point, nodev, nosuid in mounts():
+                if not nosuid:
+                    no_nosuid.append(point)
+                if not nodev and point not in DEVICE_BINDS:
+                    no_nodev.append(point)
             raise RuntimeError(
                 f"DENIED: {probes} of {probes} probes; extra /dev: {' '.join(extra) or '-'}; "
                 f"no nodev: {' '.join(no_nodev) or '-'}; no nosuid: {' '.join(no_nosuid) or '-'}"

@@ -25,7 +25,8 @@ class Snooper(Bot):
                 for path in glob.glob(pattern):
                     if path != "/run/arena/referee.sock":
                         found.append(path)
-            for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+            pids = os.listdir("/proc") if os.path.isdir("/proc") else []  # none: no procfs
+            for pid in (p for p in pids if p.isdigit()):
                 try:
                     env = open(f"/proc/{pid}/environ", "rb").read()
                 except OSError:
