@@ -47,28 +47,7 @@ def own_tmp(tmp_path_factory, monkeypatch):
 
 
 PG = os.environ.get("ARENA_TEST_POSTGRES_URL")  # e.g. postgresql://arena:arena@127.0.0.1/x
-REQUIRE_BASE_TMP = tempfile.gettempdir()
-"""The machine's (or CI's) temporary folder as the session found it; each test's own root
-is made inside it."""
-
-
-@pytest.fixture(autouse=True)
-def own_tmp(tmp_path_factory, monkeypatch):
-    """Every test gets a temporary root of its own (``TMPDIR`` and ``tempfile.tempdir``,
-    inherited by every process it starts): its matches' private folders and sockets go
-    there, so a check for what a match left behind (``arena-*`` folders) looks only at this
-    test's own and passes while other arenas run on the machine.  Short (``BASE/t-XXXXXXXX``):
-    a Unix socket's path is limited to 108 bytes.  Removed after the test."""
-    tmp_path_factory.getbasetemp()  # pytest's own folders stay where they were
-    root = tempfile.mkdtemp(prefix="t-", dir=BASE_TMP)
-    os.chmod(root, 0o755)  # a seat's uid (process sandbox, as root) must search it
-    monkeypatch.setenv("TMPDIR", root)
-    monkeypatch.setattr(tempfile, "tempdir", root)
-    yield Path(root)
-    shutil.rmtree(root, ignore_errors=True)
-
-
-PG = os.environ.get("ARENA_REQUIRE_POSTGRES") == "1"
+REQUIRE_PG = os.environ.get("ARENA_REQUIRE_POSTGRES") == "1"
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
