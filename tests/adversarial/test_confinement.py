@@ -88,6 +88,38 @@ def match_with(python: Path, bot: Path, cwd: Path, *extra: str) -> dict:
     return result
 
 
+OUTER_PTH = "tests-venv.pth"
+
+
+def server_venv(prefix: Path) -> tuple[Path, Path]:
+    """A venv at ``prefix`` that can run the arena, as a server's would: it sees the
+    packages of the interpreter running the tests (``--system-site-packages`` gives it the
+    base interpreter's; when the tests run in a venv of their own — the project installed
+    there, not in the base — a ``.pth`` names that venv's site-packages too).  Returns its
+    interpreter and its site-packages."""
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(prefix)],
+        check=True,
+        timeout=120,
+    )
+    python = prefix / "bin" / "python"
+    purelib = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    if sys.prefix != sys.base_prefix:  # the tests' venv: not the nested venv's base
+        import site
+
+        ours = [p for p in site.getsitepackages() if os.path.isdir(p)]
+        ours = [p for p in ours if not p.startswith(sys.base_prefix.rstrip("/") + "/")]
+        (purelib / OUTER_PTH).write_text("".join(f"{p}\n" for p in ours))
+    return python, purelib
+
+
 def test_cannot_read_files_outside_its_folder(backend, tmp_path):
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -224,12 +256,7 @@ def test_process_sandbox_runs_bots_from_a_venv_and_sdk_under_tmp(own_tmp):
     tmp_path = own_tmp  # the test's own temporary root: in the machine's temporary folder
     assert str(tmp_path).startswith(tempfile.gettempdir())
     venv = tmp_path / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-        check=True,
-        timeout=120,
-    )
-    python = venv / "bin" / "python"
+    python, purelib = server_venv(venv)
     checkout = tmp_path / "checkout" / "sdk"
     import bigtwo
 
@@ -238,12 +265,6 @@ def test_process_sandbox_runs_bots_from_a_venv_and_sdk_under_tmp(own_tmp):
         checkout / "bigtwo",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
     Path(purelib, "bigtwo-checkout.pth").write_text(str(checkout) + "\n")
     where = tmp_path / "where.py"
     where.write_text(
@@ -270,12 +291,7 @@ def test_process_sandbox_shows_a_servers_venv_only_what_the_interpreter_needs(tm
     if process.confinement_problem():
         pytest.skip(process.confinement_problem())
     prefix = tmp_path / "srv" / "arena"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(prefix)],
-        check=True,
-        timeout=120,
-    )
-    python = prefix / "bin" / "python"
+    python, purelib = server_venv(prefix)
     (prefix / "arena.db").write_bytes(b"SQLite format 3\0 deal_key=planted-ladder-secret")
     (prefix / "bots" / "other").mkdir(parents=True)
     (prefix / "bots" / "other" / "bot.py").write_text("# another contestant's source\n")
@@ -289,14 +305,6 @@ def test_process_sandbox_shows_a_servers_venv_only_what_the_interpreter_needs(tm
     )
     (checkout / "arena.db").write_bytes(b"SQLite format 3\0 (a developer's database)")
     (checkout / "sdk" / "notes.txt").write_text("next to the SDK's package\n")
-    purelib = Path(
-        subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
     (purelib / "bigtwo-checkout.pth").write_text(str(checkout / "sdk") + "\n")
     (purelib / "unrelated").mkdir()
     (purelib / "unrelated" / "__init__.py").write_text("SECRET = 'not imported by bots'\n")
@@ -326,13 +334,14 @@ def test_process_sandbox_shows_a_servers_venv_only_what_the_interpreter_needs(tm
     allowed = {"bin", "lib", "lib64", "pyvenv.cfg", "src"}
     allowed |= {str(p) for p in lib.parents if str(p) != "."} | {str(lib)}
     allowed |= {str(lib / "bigtwo-checkout.pth"), "src/bigtwo-arena", "src/bigtwo-arena/sdk"}
+    allowed |= {str(lib / OUTER_PTH)}  # the tests' own venv, when they run in one
     allowed.add("src/bigtwo-arena/sdk/bigtwo/")
     assert {"pyvenv.cfg", str(lib / "bigtwo-checkout.pth")} <= set(seen), seen
     assert "src/bigtwo-arena/sdk/bigtwo/" in seen, seen
     extra = {p for p in seen if p not in allowed and not p.startswith("bin/python")}
     assert extra == set(), seen
     sites = json.loads(said[3].split("SITES ", 1)[1])
-    assert sites.get(str(purelib)) == ["bigtwo-checkout.pth"], sites
+    assert set(sites.get(str(purelib), [])) - {OUTER_PTH} == {"bigtwo-checkout.pth"}, sites
     inherited = {n for folder, names in sites.items() if folder != str(purelib) for n in names}
     assert {"grpc", "google"} <= inherited, sites  # what the bot imports, and no more:
     assert not inherited & {"pytest", "_pytest", "unrelated", "pip"}, sites
