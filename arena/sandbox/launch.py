@@ -27,9 +27,9 @@ between fork and exec in a process with gRPC threads can deadlock or abort).  It
    part of a bind it does not need, e.g. a site-packages inside the standard library's
    folder, with the packages it imports bound back in), the SDK and the bot's own copy of
    its files at ``/bot``,
-   the seat's socket folder read-only at ``/run/arena``, a minimal ``/dev``, a fresh
-   ``/proc``, a size-limited ``/tmp``, nodev and nosuid everywhere, every capability
-   dropped, the seccomp filter, a new session, killed with its parent.
+   the seat's socket folder read-only at ``/run/arena``, a minimal ``/dev``, no procfs
+   (an empty ``/proc``) and no sysfs, a size-limited ``/tmp``, nodev and nosuid everywhere,
+   every capability dropped, the seccomp filter, a new session, killed with its parent.
 
 Not root, steps 1 and 3 are impossible and step 4 keeps the user's uid; bubblewrap still
 confines the bot in unprivileged user namespaces, and the process limit is set inside them
@@ -294,7 +294,10 @@ def bwrap_args(cfg: dict, binds: list[list[str]], seccomp_fd: int | None) -> lis
         args += op
     for dest in covers:
         args += ["--remount-ro", dest]
-    args += ["--dev", "/dev", "--remount-ro", "/dev", "--proc", "/proc", "--remount-ro", "/"]
+    # no procfs at all (an empty, read-only /proc): see "What a bot cannot read" in
+    # arena.sandbox.process — a fresh procfs still shows the machine's memory, CPU and load
+    # counters and, in every process's mountinfo, the host path of every bind
+    args += ["--dev", "/dev", "--remount-ro", "/dev", "--dir", "/proc", "--remount-ro", "/"]
     args += ["--chdir", "/tmp"]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]

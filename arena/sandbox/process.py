@@ -7,12 +7,45 @@ more (``/usr`` and ``/lib*``, the interpreter's binary, its standard library, a 
 ``pyvenv.cfg``, and only the package folders the bot imports — the SDK, gRPC, protobuf —
 never the venv, checkout or site-packages around them; see :func:`runtime`), its own copy
 of its files at ``/bot`` (the files its docker image gets), its seat's socket folder at
-``/run/arena``, a minimal ``/dev``, its own ``/proc`` and a small ``/tmp``; no network, no
+``/run/arena``, a minimal ``/dev``, no procfs or sysfs and a small ``/tmp``; no network, no
 other process, no capability, the arena's seccomp filter.  As root, each seat also runs as
 a fresh unprivileged uid of its own, in control groups that cap its memory (all its
 processes together), processes and CPU share.  Not root, bubblewrap still confines it in
 user namespaces, but memory is capped per process (RLIMIT_AS) and CPU is shared by the
-scheduler's session groups.  :func:`isolation_note` says what is weaker on this machine."""
+scheduler's session groups.  :func:`isolation_note` says what is weaker on this machine.
+
+What a bot cannot read (issue 21: a neighbour decoded another seat's cards through
+``MemFree``).  Whatever the machine counts for all its processes is a covert channel
+between two seats alive at once (one moves it, the other reads it), and whatever names a
+host path tells a bot where the arena, its database and its users live.  The class, and
+how each is closed:
+
+- procfs, none at all (``/proc`` is an empty read-only folder).  A fresh procfs in the
+  sandbox's PID namespace still shows the machine's counters — memory (``meminfo``,
+  ``vmstat``, ``zoneinfo``, ``buddyinfo``, ``slabinfo``, ``pagetypeinfo``, ``swaps``),
+  CPU and load (``stat``, ``loadavg``, ``uptime``, ``schedstat``, ``interrupts``,
+  ``softirqs``, ``cpuinfo``'s clock), pressure (``pressure/*``), disks
+  (``diskstats``), the kernel's tables (``sys/fs/file-nr``, ``inode-nr``,
+  ``sys/kernel/random/entropy_avail``, ...) — and, in each process's ``mountinfo`` and
+  ``mounts``, the host path of every bind's source (the match's folder, the bot's copy,
+  the interpreter's prefix, a checkout).  Filtering it file by file would leave whatever
+  the next kernel adds; a bot needs none of it (``os.cpu_count`` and the SDK work
+  without it: glibc falls back to ``sched_getaffinity``).  Its own ``/proc/self`` goes
+  too: its memory is ``resource.getrusage``'s.
+- sysfs is never mounted (``/sys/fs/cgroup``'s counters, ``/sys/devices/system/node``'s
+  meminfo, ``/sys/kernel/mm``).
+- system calls that report the machine: ``sysinfo`` (free memory, load, process count)
+  is denied by the seccomp filter (``seccomp.json``, both backends), as are ``ustat``,
+  ``sysfs``, ``syslog``, ``perf_event_open`` and the page-cache probes (``mincore``,
+  ``cachestat``, ``readahead``...) already.  ``getrusage`` and ``times`` count only the
+  caller and its children.
+- what stays, bounded: time itself (a neighbour's CPU use slows a bot's clock-measured
+  work: the seat's CPU share caps it, and no bot learns another's cards from its own
+  timing without the other modulating it); ``statfs`` of the read-only binds (the host
+  disk's free blocks, which no bot can write to: every writable place is a per-seat
+  tmpfs); and the interpreter's and the SDK's own paths, which the bot sees as
+  ``sys.executable`` and ``sys.path`` (bound at their real paths so that the interpreter
+  finds itself), though no longer the folder of its own copy or of its socket."""
 
 from __future__ import annotations
 
