@@ -395,7 +395,7 @@ def probe(bwrap: str) -> str | None:
     args += ["--ro-bind", "/usr", "/usr"]
     for target, link in links:
         args += ["--symlink", target, link]
-    args += ["--dev", "/dev", "--proc", "/proc", "--", "/usr/bin/true"]
+    args += ["--dev", "/dev", "--dir", "/proc", "--", "/usr/bin/true"]  # as bwrap_args
 
     def become() -> None:
         if os.geteuid() == 0:

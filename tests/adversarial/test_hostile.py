@@ -5,7 +5,10 @@ next match is normal.  Hostile bots that probe a boundary report a breach by rai
 "BREACH: ..." (recorded as a fault), so a breach fails the test with its evidence."""
 
 import asyncio
+import os
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -246,3 +249,25 @@ def test_a_start_cut_off_by_the_startup_allowance_leaves_nothing_behind(backend)
     while leftovers(result["match_id"], "good.py") and time.monotonic() < deadline:
         time.sleep(0.5)
     assert leftovers(result["match_id"], "good.py") == []
+
+
+def test_leftovers_counts_this_matchs_processes_only():
+    """The leftover check is hermetic: a process that looks like a bot (``bigtwo.run
+    …/NAME``) is this match's only if its environment names the match — another arena's
+    bots on the machine, under another match id, are not this test's leftovers."""
+    name = f"lookalike_{os.getpid()}.py"
+    command = [sys.executable, "-c", "import time; time.sleep(60)", "bigtwo.run", f"/bot/{name}"]
+    ours = subprocess.Popen(command, env={**os.environ, "ARENA_MATCH_ID": "m-ours"})
+    theirs = subprocess.Popen(command, env={**os.environ, "ARENA_MATCH_ID": "m-theirs"})
+    try:
+        deadline = time.monotonic() + 30
+        while len(leftovers("m-ours", name)) < 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        found = leftovers("m-ours", name)
+        assert len(found) == 1 and found[0].startswith(f"{ours.pid} "), found
+        assert len(leftovers("m-theirs", name)) == 1
+        assert leftovers("m-nobody", name) == []
+    finally:
+        for proc in (ours, theirs):
+            proc.kill()
+            proc.wait()
