@@ -48,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import ipaddress
 import logging
 import os
@@ -66,6 +67,16 @@ HANDSHAKE_S = 10.0
 TLS_HANDSHAKE_S = 5.0
 """A TLS connection whose handshake is not done this long after it is accepted is closed
 (an honest one takes a round trip or two)."""
+SILENT_GRACE_S = 0.25
+"""When a cap is full, a newcomer that has not yet sent its first message may displace
+only a link that has been as silent for this long: the next client's first bytes are
+usually a moment behind its connection, and a flood reconnecting whatever is closed must
+not churn it out before they come."""
+FIRST_FLIGHT = 5 + 16384
+"""The most a client's first message can take: one TLS record."""
+TLS_STALL_S = 0.25
+"""When a cap is full, a link still in its TLS handshake this long after it was accepted
+may make room (an honest client's handshake is one round trip)."""
 IDLE_S = 120.0
 """A relayed connection whose client sends nothing for this long is closed."""
 LINGER_S = 2.0
@@ -133,6 +144,7 @@ def link_of(peer: str) -> Link | None:
     return _links.get(peer[at:]) if at >= 0 else None
 
 
+@functools.lru_cache(maxsize=4096)  # a flood repeats its addresses; parsing one costs
 def peer_key(address: str) -> str:
     """What the per-peer cap counts: an IPv4 address (also when mapped into IPv6), or an
     IPv6 address's /64."""
@@ -154,11 +166,14 @@ class Link:
         "_allowance",
         "_connecting",
         "_counted",
+        "_first",
+        "_first_need",
         "_head",
         "_hello_timer",
         "_last_sid",
         "_loop",
         "_preface",
+        "_raw_in",
         "_skip",
         "_stamp",
         "_starting",
@@ -169,6 +184,7 @@ class Link:
         "_tls_timer",
         "born",
         "closed",
+        "conn",
         "counted",
         "down",
         "frames",
@@ -208,14 +224,17 @@ class Link:
         )
         self._connecting: asyncio.Task[None] | None = None
         self._starting: asyncio.Task[None] | None = None
+        self.conn: socket.socket | None = None  # the client's socket (see has_spoken)
         # TLS, terminated here (the gate's context): raw bytes in, plaintext relayed
         self._tls: ssl.SSLObject | None = None
-        self._tls_in = self._tls_out = None
+        self._tls_in: ssl.MemoryBIO | None = None
+        self._tls_out: ssl.MemoryBIO | None = None
         self._tls_timer: asyncio.TimerHandle | None = None
         self.shaken = gate.tls is None  # the TLS handshake is done (none: nothing to do)
-        if gate.tls is not None:
-            self._tls_in, self._tls_out = ssl.MemoryBIO(), ssl.MemoryBIO()
-            self._tls = gate.tls.wrap_bio(self._tls_in, self._tls_out, server_side=True)
+        self._first = bytearray()  # the first TLS record's header (5 bytes) as it comes
+        self._first_need = 0  # that record's whole length, once its header is in
+        self._raw_in = 0  # raw bytes from the client
+        if gate.tls is not None:  # the TLS object itself is made at the first byte
             self._tls_timer = self._loop.call_later(gate.tls_s, self._handshake_late)
         # the client's HTTP/2 framing, followed (see scan)
         self._preface = len(PREFACE)
@@ -237,14 +256,25 @@ class Link:
 
     def accept(self, conn: socket.socket) -> None:
         """Take over an accepted connection."""
+        self.conn = conn
         self._starting = asyncio.ensure_future(self._adopt(conn))
 
     async def _adopt(self, conn: socket.socket) -> None:
+        if self.closed:  # evicted before its turn: already refused
+            return
         try:
             await self._loop.connect_accepted_socket(lambda: _Down(self), conn)
-        except OSError:
+        except (OSError, ValueError):
             conn.close()
             self.close(abort=True)
+
+    def sent_first_flight(self) -> bool:
+        """Whether this client, not read yet, has sent its first message whole (see
+        :func:`first_flight`)."""
+        conn = self.conn
+        if conn is None or self.closed:
+            return False
+        return first_flight(conn, self.gate.tls is not None)
 
     def _silent(self) -> None:
         if not self.spoke:
@@ -260,14 +290,22 @@ class Link:
     def raw_received(self, data: bytes) -> None:
         """Bytes from a TLS client: the handshake, then records whose plaintext is relayed
         (:meth:`received`)."""
-        tls, incoming = self._tls, self._tls_in
-        assert tls is not None and incoming is not None
         if not self.spoke:
             self._spoken()
             if data[0] != TLS_HANDSHAKE_RECORD:  # plain HTTP/2 (or anything else)
                 self.gate.plaintext += 1
                 self._tell_plain()
                 return
+            assert self.gate.tls is not None
+            self._tls_in, self._tls_out = ssl.MemoryBIO(), ssl.MemoryBIO()
+            self._tls = self.gate.tls.wrap_bio(self._tls_in, self._tls_out, server_side=True)
+        tls, incoming = self._tls, self._tls_in
+        assert tls is not None and incoming is not None
+        self._raw_in += len(data)
+        if not self._first_need:  # the ClientHello record's header: how long it is
+            self._first += data[: 5 - len(self._first)]
+            if len(self._first) == 5:
+                self._first_need = 5 + int.from_bytes(self._first[3:5], "big")
         self.heard += 1
         incoming.write(data)
         if not self.shaken:
@@ -307,6 +345,10 @@ class Link:
             self.received(bytes(plain), raw=False)
         if ended:
             self.close()
+
+    def first_whole(self) -> bool:
+        """Whether the client's first TLS record (its ClientHello) has come whole."""
+        return bool(self._first_need) and self._raw_in >= self._first_need
 
     def _flush(self) -> None:
         out = self._tls_out
@@ -378,6 +420,15 @@ class Link:
         if data:
             if self.up is not None:
                 self.up.write(data)
+            elif self._connecting is None and self._preface and self.gate.whole_preface:
+                # the private side (gRPC) is opened for a whole preface only: a client
+                # dribbling one costs the referee nothing behind the gate
+                if not self.spoke:
+                    self._spoken()
+                self.pending += data
+                if not PREFACE.startswith(self.pending):
+                    self.close(abort=True)  # not HTTP/2
+                    return
             elif self._connecting is None:
                 self.first_bytes(data)
             else:
@@ -505,6 +556,12 @@ class Link:
                 t.abort()
             elif t is not None:
                 t.close()
+        if self.down is None and self.conn is not None:  # not adopted yet
+            if abort:
+                _refuse(self.conn)
+            else:
+                self.conn.close()
+        self.conn = None
         if not abort:
             self._loop.call_later(LINGER_S, self._cut)
         self.gate.forget(self)
@@ -529,7 +586,7 @@ class _Down(asyncio.Protocol):
             transport.abort()
 
     def data_received(self, data: bytes) -> None:
-        if self.link._tls is not None:
+        if self.link.gate.tls is not None:
             self.link.raw_received(data)
         else:
             self.link.received(data)
@@ -595,6 +652,7 @@ class _Gate:
         self.upstream = upstream
         self.tls = tls
         self.tls_s = TLS_HANDSHAKE_S
+        self.whole_preface = False  # open the private side only once the preface is in
         self.handshake_s = handshake_s
         self.hello_s = hello_s  # None: no servicer tells us of Hellos (a bare gate)
         self.idle_s = IDLE_S
@@ -758,6 +816,7 @@ class TcpGate(_Gate):
         self.waiting = 0  # counted links in all
         self._reserve = DescriptorReserve(1)
         super().__init__(sock, upstream, handshake_s, hello_s, tls)
+        self.whole_preface = True
 
     def _readable(self) -> None:
         for _ in range(64):  # a bounded batch, then let the match loop run
@@ -786,11 +845,20 @@ class TcpGate(_Gate):
         self._pause()
 
     def _admit(self, conn: socket.socket, peer: str) -> None:
-        if self.by_peer.get(peer, 0) >= self.per_peer and not self._evict(peer):
+        """Take a connection in, within the caps.  When a cap is full, a newcomer that has
+        sent its first message whole (an honest client, which has waited in the queue)
+        may displace any link that has not; one that has not (a flood's, or a client whose
+        bytes are a moment behind) only a link that has not either for SILENT_GRACE_S —
+        so a flood that reconnects whatever is closed is refused at the cost of an accept,
+        and cannot churn out a client that is about to speak."""
+        full = self.by_peer.get(peer, 0) >= self.per_peer or self.waiting >= self.total
+        ready = full and first_flight(conn, self.tls is not None)
+        patient = 0.0 if ready else SILENT_GRACE_S
+        if self.by_peer.get(peer, 0) >= self.per_peer and not self._evict(peer, patient):
             self.refused += 1
             _refuse(conn)
             return
-        if self.waiting >= self.total and not self._evict(None):
+        if self.waiting >= self.total and not self._evict(None, patient):
             self.refused += 1
             _refuse(conn)
             return
@@ -802,16 +870,21 @@ class TcpGate(_Gate):
         self.by_peer[peer] = self.by_peer.get(peer, 0) + 1
         self.waiting += 1
 
-    def _evict(self, peer: str | None) -> bool:
+    def _evict(self, peer: str | None, patient: float = 0.0) -> bool:
         """Make room among the counted links (of ``peer``, or of anyone) by closing the one
         that has had its chance, in this order: a link whose Hello was refused (closing
-        anyway); the oldest that has not sent a byte; the oldest still in its TLS handshake
-        after EVICT_UNGREETED_S; when Hellos are awaited, the oldest that spoke but has no
-        accepted Hello after EVICT_UNGREETED_S.  An honest client speaks at once (its
-        ClientHello or preface follows the connection), so a silent link goes first and
-        the oldest of them; once it has spoken it has EVICT_UNGREETED_S to show a token."""
+        anyway); the oldest whose client has not sent its first message whole (a TLS
+        ClientHello or the HTTP/2 preface; one that has, waiting unread, is passed over);
+        the oldest still in its handshake (TLS, or the preface) after TLS_STALL_S; when
+        Hellos are awaited, the oldest that spoke but has no accepted Hello after
+        EVICT_UNGREETED_S.  An honest client sends its first message at once, whole, and
+        shows its token within a few round trips; a flood's connections send nothing, or
+        a part: they go first.  ``patient``: a link of the second kind is passed over
+        until it is this old."""
         now = time.monotonic()
         grace = now - EVICT_UNGREETED_S
+        stalled = now - TLS_STALL_S
+        silent_since = now - patient
         hellos = self.hello_s is not None and _ABSTRACT
         best: Link | None = None
         best_rank = 4
@@ -820,12 +893,20 @@ class TcpGate(_Gate):
                 continue
             if link.spent_at is not None:
                 rank = 0
-            elif not link.spoke:
+            elif not link.spoke:  # not read yet: has it sent its first message whole?
+                if link.born > silent_since or link.sent_first_flight():
+                    continue
                 rank = 1
+            elif (not link.shaken and not link.first_whole()) or link._preface:
+                if link.born > stalled:  # its first message came in part
+                    continue
+                rank = 2
+            elif not link.shaken:  # the handshake goes on
+                if link.born > grace:
+                    continue
+                rank = 2
             elif link.born > grace:
                 continue
-            elif not link.shaken:
-                rank = 2
             elif hellos and link.greeted_at is None and link.name is not None:
                 rank = 3
             else:
@@ -861,6 +942,23 @@ class TcpGate(_Gate):
 
 
 _U32 = struct.Struct(">I")
+_PEEK = bytearray(5 + 16384)
+
+
+def first_flight(conn: socket.socket, tls: bool) -> bool:
+    """Whether ``conn``'s client has sent its whole first message, waiting unread: a TLS
+    ClientHello record (``tls``), or the HTTP/2 preface.  An honest client sends it at
+    once, in one piece, so it waits there while the connection waits in the accept queue;
+    a flood sends nothing, or a part."""
+    try:
+        n = conn.recv_into(_PEEK, len(_PEEK), socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except OSError:  # nothing yet (EAGAIN), or reset
+        return False
+    if not tls:
+        return n >= len(PREFACE) and _PEEK[: len(PREFACE)] == PREFACE
+    if n < 5 or _PEEK[0] != TLS_HANDSHAKE_RECORD:
+        return False
+    return n >= 5 + int.from_bytes(_PEEK[3:5], "big")
 
 
 def _refuse(conn: socket.socket) -> None:
