@@ -204,6 +204,10 @@ def match(
         raise _fail(str(exc)) from None
     if any(sp.remote for sp in specs) and not listen:
         raise _fail("a remote seat needs --listen HOST:PORT")
+    if listen is not None:
+        host, sep, port_text = listen.rpartition(":")
+        if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+            raise _fail(f"--listen {listen!r}: expected HOST:PORT, e.g. 127.0.0.1:50051")
     if (tls_dir is not None or tls_name) and (not listen or insecure):
         raise _fail("--tls-dir and --tls-name need --listen (without --insecure)")
     remote = _RemoteDoor(listen, insecure, tls_dir, tls_name or []) if listen else None
