@@ -362,6 +362,7 @@ def test_a_tls_gate_closes_plain_and_slow_clients_and_counts_them(tmp_path):
 
         upstream = await asyncio.start_unix_server(echo, path=str(tmp_path / "up.sock"))
         gate = gates.TcpGate("127.0.0.1", 0, str(tmp_path / "up.sock"), tls=context)
+        gate.whole_preface = False  # the echo speaks no HTTP/2
         gate.tls_s = 1.0
         gate.start()
         loop = asyncio.get_running_loop()
