@@ -216,14 +216,17 @@ def door_args(door: str, tmp_path: Path) -> list[str]:
     return ["--insecure"] if door == "insecure" else ["--tls-dir", str(tmp_path / "tls")]
 
 
-def join(words: list[str], timeout: float = 300) -> subprocess.CompletedProcess:
+def join(
+    words: list[str], timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """The printed command, run as a student would (``-v``: the SDK logs when its seat
-    was taken)."""
+    was taken); ``env``: more of its environment."""
     return subprocess.run(
         [sys.executable, "-m", "bigtwo.run", str(GOOD), "-v", *words],
         capture_output=True,
         text=True,
         timeout=timeout,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -315,12 +318,16 @@ def test_a_tls_match_from_the_printed_command(arena_tmp, tmp_path):
     assert result["match_over"]
     for seat in result["seats"]:
         assert seat["faults"] == [] and not seat["forfeit"], seat
-    # the next arena keeps the same CA: students keep their copy
+    # the next arena keeps the same CA: students keep their copy, here given as ARENA_CA
     again = Arena(arena_tmp, "--tls-dir", str(tls_dir), "--startup-ms", "60000")
     try:
         words = again.command()
-        assert _sha256(Path(words[words.index("--ca") + 1])) == _sha256(ca)
-        assert join(words).returncode == 0
+        at = words.index("--ca")
+        assert _sha256(Path(words[at + 1])) == _sha256(ca)
+        not_pem = join([*words[:at], *words[at + 2 :]], env={"ARENA_CA": str(GOOD)})
+        assert not_pem.returncode == 2 and "not a PEM certificate" in not_pem.stderr
+        by_env = join([*words[:at], *words[at + 2 :]], env={"ARENA_CA": str(ca)})
+        assert by_env.returncode == 0, by_env.stderr[-2000:]
         assert again.result()["match_over"]
     finally:
         again.kill()
