@@ -163,6 +163,7 @@ class Link:
     """One relayed connection: the client's side (``down``) and the private side (``up``)."""
 
     __slots__ = (
+        "_adopting",
         "_allowance",
         "_connecting",
         "_counted",
@@ -224,7 +225,8 @@ class Link:
         )
         self._connecting: asyncio.Task[None] | None = None
         self._starting: asyncio.Task[None] | None = None
-        self.conn: socket.socket | None = None  # the client's socket (see has_spoken)
+        self.conn: socket.socket | None = None  # the client's socket (see first_flight)
+        self._adopting = False  # a transport owns the socket from then on
         # TLS, terminated here (the gate's context): raw bytes in, plaintext relayed
         self._tls: ssl.SSLObject | None = None
         self._tls_in: ssl.MemoryBIO | None = None
@@ -262,6 +264,7 @@ class Link:
     async def _adopt(self, conn: socket.socket) -> None:
         if self.closed:  # evicted before its turn: already refused
             return
+        self._adopting = True
         try:
             await self._loop.connect_accepted_socket(lambda: _Down(self), conn)
         except (OSError, ValueError):
@@ -556,7 +559,7 @@ class Link:
                 t.abort()
             elif t is not None:
                 t.close()
-        if self.down is None and self.conn is not None:  # not adopted yet
+        if self.conn is not None and not self._adopting:  # no transport owns it yet
             if abort:
                 _refuse(self.conn)
             else:
