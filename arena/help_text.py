@@ -21,6 +21,8 @@ _BY_NAME = {
     "logs": "DIR",
     "out": "FILE",
     "listen": "HOST:PORT",
+    "tls_dir": "DIR",
+    "tls_name": "NAME",
     "rules": "PRESET|FILE",
     "set_": "OPTION=VALUE",
     "seed": "TEXT",

@@ -9,6 +9,7 @@ import contextlib
 import itertools
 import secrets
 import shutil
+import ssl
 import tempfile
 import time
 from collections.abc import Callable
@@ -188,6 +189,7 @@ async def run_match(
     record_path: Path | None = None,
     on_hand_end: Callable[[MatchSession, Any], None] | None = None,
     listen_tcp: str | None = None,
+    listen_tls: ssl.SSLContext | None = None,
     on_remote: Callable[[Credentials, str], None] | None = None,
     limits: dict[str, Any] | None = None,
     deals: list[list[list[int]]] | None = None,
@@ -210,6 +212,7 @@ async def run_match(
 
     Remote seats (``BotSpec.remote``) need ``listen_tcp``; ``on_remote(credentials, name)``
     is told how each may connect, and should show it to whoever starts that bot.
+    ``listen_tls``: that port speaks TLS with this context (see ``arena.referee.tls``).
 
     ``log_dir``: keep each seat's output there (see ``arena.seatlogs``); each seat's
     ``log`` in the result and the record's header names its file.  Without it, what a bot
@@ -261,7 +264,7 @@ async def run_match(
                 folder.mkdir(mode=0o755)
                 row.append(server.listen_seat(folder))
             addresses.append(row)
-        tcp_address = server.listen_tcp(listen_tcp) if listen_tcp else None
+        tcp_address = server.listen_tcp(listen_tcp, listen_tls) if listen_tcp else None
         box = make_sandbox(sandbox, **(limits or {}))
         if log_dir is not None:  # inproc bots print to the referee's own terminal
             box.keep_output = True

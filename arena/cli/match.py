@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shlex
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -32,7 +33,17 @@ from .common import (
     time_control,
     warn_host_packages,
 )
-from .options import BankMsOpt, MaxStrikesOpt, MoveMsOpt, RulesOpt, SetOpt, StartupMsOpt
+from .options import (
+    BankMsOpt,
+    InsecureOpt,
+    MaxStrikesOpt,
+    MoveMsOpt,
+    RulesOpt,
+    SetOpt,
+    StartupMsOpt,
+    TlsDirOpt,
+    TlsNameOpt,
+)
 
 
 @app.command()
@@ -144,9 +155,13 @@ def match(
         str | None,
         typer.Option(
             help="Also listen on TCP HOST:PORT (port 0 picks one), for `remote` seats whose "
-            "bots are started by hand. Unencrypted: use on a trusted network.",
+            "bots are started by hand. It speaks TLS with the arena's own CA (see --tls-dir, "
+            "--tls-name); plain TCP only with --insecure.",
         ),
     ] = None,
+    insecure: InsecureOpt = False,
+    tls_dir: TlsDirOpt = None,
+    tls_name: TlsNameOpt = None,
     logs: Annotated[
         Path | None,
         typer.Option(
@@ -168,7 +183,8 @@ def match(
     Example: arena match --rules hk --hands 8 --seed 1 random greedy heuristic my_bot.py
 
     A seat given as remote[:NAME] is played by a bot someone starts by hand; with
-    --listen 0.0.0.0:50051 the arena prints the command that connects it.
+    --listen 0.0.0.0:50051 the arena prints the command that connects it (over TLS: with
+    --ca and the arena's CA certificate, whose fingerprint it prints).
     """
     import asyncio
 
@@ -188,6 +204,13 @@ def match(
         raise _fail(str(exc)) from None
     if any(sp.remote for sp in specs) and not listen:
         raise _fail("a remote seat needs --listen HOST:PORT")
+    if listen is not None:
+        host, sep, port_text = listen.rpartition(":")
+        if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+            raise _fail(f"--listen {listen!r}: expected HOST:PORT, e.g. 127.0.0.1:50051")
+    if (tls_dir is not None or tls_name) and (not listen or insecure):
+        raise _fail("--tls-dir and --tls-name need --listen (without --insecure)")
+    remote = _RemoteDoor(listen, insecure, tls_dir, tls_name or []) if listen else None
     if record is not None and (record.is_dir() or not record.parent.is_dir()):
         raise _fail(f"--record {record}: not a writable file path")
     if logs is not None and logs.exists() and not logs.is_dir():
@@ -199,11 +222,14 @@ def match(
     printer = _HandPrinter(console, unique_names(specs))  # as the standings name seats
 
     def show_remote(creds: Any, name: str) -> None:
+        assert remote is not None
+        remote.announce()
         _err().print(
             _shown(
                 f"seat {creds.seat} ({name}) waits {startup_ms / 1000:g} s for its bot: "
-                f"python -m bigtwo.run BOT --address {creds.address} --match-id "
-                f"{creds.match_id} --seat {creds.seat} --token={creds.token}",
+                f"python -m bigtwo.run BOT --address {remote.dial(creds.address)} --match-id "
+                f"{creds.match_id} --seat {creds.seat} --token={creds.token}"
+                + (f" --ca {shlex.quote(str(remote.files.ca))}" if remote.files else ""),
                 1000,
             )
         )
@@ -234,6 +260,7 @@ def match(
             record,
             on_hand_end=printer,
             listen_tcp=listen,
+            listen_tls=remote.context if remote else None,
             on_remote=show_remote,
             limits={"memory_mb": memory_mb, "pids": pids, "cpus": cpus},
             all_must_start=True,  # a bot that cannot start stops it before the first hand
@@ -283,6 +310,71 @@ def match(
                 )
             )
         raise typer.Exit(3)
+
+
+class _RemoteDoor:
+    """``--listen``'s TLS (unless ``--insecure``): the CA and server certificate made or
+    found before the match, what the join command must say, and the notice shown once."""
+
+    def __init__(self, listen: str, insecure: bool, folder: Path | None, names: list[str]):
+        from ..referee import tls
+
+        self.host = listen.rpartition(":")[0].strip("[]")
+        self.names = names
+        self.files: Any = None
+        self.context: Any = None
+        self.told = False
+        if insecure:
+            return
+        try:
+            self.files = tls.ensure(
+                folder or tls.default_folder(), tls.server_names(self.host, names)
+            )
+            self.context = tls.server_context(self.files)
+        except tls.TlsError as exc:
+            raise _fail(str(exc)) from None
+
+    def dial(self, address: str) -> str:
+        """The address a student dials: a wildcard listen is dialled by the first
+        --tls-name, else (TLS) by this machine's name, which the certificate covers."""
+        host, _, port = address.rpartition(":")
+        if host.strip("[]") not in ("0.0.0.0", "::", ""):
+            return address
+        if self.names:
+            name = self.names[0]
+        elif self.files is not None:
+            name = next(
+                (n for n in self.files.names if n not in ("localhost", "127.0.0.1", "::1")),
+                "localhost",
+            )
+        else:
+            return address
+        return f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
+
+    def announce(self) -> None:
+        if self.told:
+            return
+        self.told = True
+        err = _err()
+        if self.files is None:
+            err.print(
+                _labelled(
+                    "warning:",
+                    "yellow",
+                    "--insecure: remote seats connect over plain TCP, unencrypted — anyone on "
+                    "the network can read each seat's token and cards, and take its seat",
+                )
+            )
+            return
+        err.print(
+            _shown(
+                f"remote seats speak TLS: give each student the arena's CA certificate "
+                f"{self.files.ca} (public; SHA-256 fingerprint {self.files.fingerprint}) — "
+                "they check the fingerprint and run the command below with --ca pointing "
+                "at their copy",
+                1000,
+            )
+        )
 
 
 class _HandPrinter:

@@ -3,6 +3,7 @@ database, the new-bot check), declared once so their help and limits never drift
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -39,5 +40,31 @@ CheckOpt = Annotated[
         help="Check each new bot first (one hand against copies of itself) and refuse "
         "one that cannot start or forfeits. --no-check enters bots unchecked; a bot that "
         "then cannot start still stops the ladder, unrated.",
+    ),
+]
+# remote seats' TCP port (--listen): TLS unless --insecure
+InsecureOpt = Annotated[
+    bool,
+    typer.Option(
+        "--insecure",
+        help="Serve --listen as plain TCP, unencrypted: anyone on the network can read each "
+        "remote seat's token and cards. Without it the port speaks TLS with the arena's own CA.",
+    ),
+]
+TlsDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--tls-dir",
+        help="Folder of the arena's CA and server certificate for --listen, made on first use "
+        "(default: $XDG_STATE_HOME/arena/tls, i.e. ~/.local/state/arena/tls).",
+    ),
+]
+TlsNameOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tls-name",
+        help="A host name or IP address students dial, added to the server certificate "
+        "(repeatable); needed with --listen 0.0.0.0:PORT for any address but this machine's "
+        "name and loopback. The first is the address in the printed command.",
     ),
 ]

@@ -25,6 +25,7 @@ import contextlib
 import hmac
 import logging
 import os
+import ssl
 from pathlib import Path
 
 import grpc
@@ -215,14 +216,18 @@ class RefereeServer:
         self.addresses.append(address)
         return address
 
-    def listen_tcp(self, host_port: str) -> str:
-        """Listen on TCP ``HOST:PORT`` (port 0 picks a free one); returns the address."""
+    def listen_tcp(self, host_port: str, tls: ssl.SSLContext | None = None) -> str:
+        """Listen on TCP ``HOST:PORT`` (port 0 picks a free one); returns the address.
+        ``tls``: the gate speaks TLS with this context (see :mod:`.tls`); it needs
+        :meth:`listen_private` first (the gate terminates TLS)."""
         host, sep, port_text = host_port.rpartition(":")
         if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
             raise OSError(f"--listen {host_port!r}: expected HOST:PORT, e.g. 127.0.0.1:50051")
+        if tls is not None and self.private is None:
+            raise RuntimeError("listen_private first: the TCP gate terminates TLS")
         if self.private is not None:
             try:
-                gate = TcpGate(host, int(port_text), str(self.private), hello_s=HELLO_S)
+                gate = TcpGate(host, int(port_text), str(self.private), hello_s=HELLO_S, tls=tls)
             except OSError as exc:
                 raise OSError(f"cannot listen on {host_port}: {exc}") from None
             self._add_gate(gate)

@@ -10,8 +10,13 @@ fault; the connection survives.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+import hashlib
 import logging
+import socket
+import ssl
+import time
 import traceback
 from collections.abc import Iterable
 from typing import Any
@@ -198,17 +203,38 @@ def _call_hook(hook: Any, *args: Any) -> None:
         log.error("%s raised:\n%s", getattr(hook, "__name__", hook), traceback.format_exc())
 
 
+def is_tcp(address: str) -> bool:
+    """Whether ``address`` is a TCP one (``host:port``), where TLS applies; a Unix socket
+    (``unix://…``, what the arena gives the bots it starts) never speaks TLS."""
+    return not address.startswith(("unix:", "unix-abstract:"))
+
+
+def channel(address: str, ca: bytes | None = None, options: Any = None) -> grpc.aio.Channel:
+    """The channel to the referee: over TCP with ``ca`` (PEM), TLS that verifies the
+    referee's certificate against that CA alone (the arena's own, whose fingerprint it
+    prints), for the name or address dialled; else plain."""
+    if ca is not None and is_tcp(address):
+        creds = grpc.ssl_channel_credentials(root_certificates=ca)
+        return grpc.aio.secure_channel(address, creds, options=options)
+    return grpc.aio.insecure_channel(address, options=options)
+
+
 async def play_match(
-    bot: Bot, address: str, match_id: str, seat: int, token: str
+    bot: Bot, address: str, match_id: str, seat: int, token: str, ca: bytes | None = None
 ) -> pb.MatchEnd | None:
     """Connect, play the whole match, return its MatchEnd (None if the referee closed the
-    stream first).  gRPC errors propagate as ``grpc.aio.AioRpcError``."""
+    stream first).  ``ca``: the arena's CA certificate (PEM) for a referee that speaks TLS
+    (``arena match --listen``).  gRPC errors propagate as ``grpc.aio.AioRpcError``
+    (:func:`explain` says what one means)."""
     options = [
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
     ]
-    async with grpc.aio.insecure_channel(address, options=options) as channel:
-        stub = pb_grpc.RefereeStub(channel)
+    tls = ca is not None and is_tcp(address)
+    log.info("connecting to %s for seat %d%s", address, seat, " over TLS" if tls else "")
+    started = time.monotonic()
+    async with channel(address, ca, options) as chan:
+        stub = pb_grpc.RefereeStub(chan)
         call = stub.Play()
         await call.write(
             pb.BotMessage(
@@ -227,6 +253,8 @@ async def play_match(
             batch = await call.read()
             if batch is grpc.aio.EOF:
                 return None
+            if view is None:  # the referee accepted the Hello: the seat is ours
+                log.info("seat %d taken %.3f s after connecting", seat, time.monotonic() - started)
             for msg in batch.messages:
                 view, end = await _handle(bot, call, view, msg)
                 if end is not None:
@@ -272,6 +300,82 @@ async def _handle(
     return view, None
 
 
-def run(bot: Bot, address: str, match_id: str, seat: int, token: str) -> pb.MatchEnd | None:
+def run(
+    bot: Bot, address: str, match_id: str, seat: int, token: str, ca: bytes | None = None
+) -> pb.MatchEnd | None:
     """Blocking wrapper around :func:`play_match`."""
-    return asyncio.run(play_match(bot, address, match_id, seat, token))
+    return asyncio.run(play_match(bot, address, match_id, seat, token, ca))
+
+
+TLS_NEEDED = "the referee speaks TLS: run with --ca FILE (printed by arena)"
+
+
+def fingerprint(ca: bytes) -> str:
+    """SHA-256 of the (first) certificate in a PEM file, as the arena prints it."""
+    with contextlib.suppress(ValueError):
+        der = ssl.PEM_cert_to_DER_cert(ca.decode("ascii", "replace").strip())
+        digest = hashlib.sha256(der).hexdigest().upper()
+        return ":".join(digest[i : i + 2] for i in range(0, len(digest), 2))
+    return "?"
+
+
+def explain(
+    code: str, details: str, address: str, ca: bytes | None, ca_name: str = "the CA file"
+) -> str:
+    """What a failed call means for the person running the bot.  When the referee could
+    not be reached over TCP, one more connection asks it how it speaks: TLS to a plain
+    client (no ``--ca``), a certificate the CA does not vouch for, or plain TCP to a TLS
+    client."""
+    said = f"{code}: {details}"
+    if code != "UNAVAILABLE" or not is_tcp(address):
+        return said
+    if "speaks TLS" in details:
+        return TLS_NEEDED
+    host, port = _host_port(address)
+    if host is None:
+        return said
+    probe = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    probe.set_alpn_protocols(["h2"])
+    if ca is None:
+        probe.check_hostname = False
+        probe.verify_mode = ssl.CERT_NONE
+    else:
+        try:
+            probe.load_verify_locations(cadata=ca.decode("ascii", "replace"))
+        except (ssl.SSLError, ValueError) as exc:
+            return f"{ca_name} is not a usable CA certificate: {exc}"
+    try:
+        with (
+            socket.create_connection((host, port), timeout=5) as raw,
+            probe.wrap_socket(raw, server_hostname=host),
+        ):
+            pass
+    except ssl.SSLCertVerificationError as exc:
+        if exc.verify_code == 62:  # X509_V_ERR_HOSTNAME_MISMATCH (and IP address mismatch)
+            return (
+                f"the referee's certificate does not name {host}: dial the address the "
+                f"arena printed, or have it add --tls-name {host} ({exc.verify_message})"
+            )
+        return (
+            f"the referee's certificate is not vouched for by {ca_name} "
+            f"({exc.verify_message}): that file's SHA-256 fingerprint is "
+            f"{fingerprint(ca or b'')} — is it the one the arena printed?"
+        )
+    except (ssl.SSLError, ConnectionError) as exc:
+        if ca is not None:
+            return (
+                f"the referee does not speak TLS (an arena started with --insecure?): "
+                f"run without --ca ({type(exc).__name__}: {exc})"
+            )
+        return said
+    except OSError:
+        return said
+    return TLS_NEEDED if ca is None else said
+
+
+def _host_port(address: str) -> tuple[str | None, int]:
+    address = address.removeprefix("dns:///").removeprefix("ipv4:").removeprefix("ipv6:")
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        return None, 0
+    return host.strip("[]"), int(port)

@@ -6,7 +6,11 @@ ARENA_MATCH_ID, ARENA_SEAT, ARENA_TOKEN or ARENA_TOKEN_FILE); for a bot run by h
 them as options, e.g.
 
     python -m bigtwo.run my_bot.py --address 192.0.2.10:50051 --match-id m1 --seat 2 \\
-        --token-file token.txt
+        --token-file token.txt --ca ca.pem
+
+A referee listening on TCP (``arena match --listen``) speaks TLS: --ca names the arena's CA
+certificate (it prints where it is and its SHA-256 fingerprint: check that your copy has
+the same with -v), and the referee's certificate is checked against it alone.
 
 Exit codes: 0 match played, 1 connection or protocol error, 2 bad arguments or bot.
 """
@@ -45,6 +49,11 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         default=os.environ.get("ARENA_TOKEN_FILE"),
         help="file holding the token [$ARENA_TOKEN_FILE]",
     )
+    p.add_argument(
+        "--ca",
+        default=os.environ.get("ARENA_CA") or None,
+        help="the arena's CA certificate (PEM), for a referee that speaks TLS [$ARENA_CA]",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="log every fault and hook error")
     args = p.parse_args(argv)
     if args.token is None and args.token_file:
@@ -55,6 +64,14 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     missing = [n for n in ("address", "match_id", "seat", "token") if getattr(args, n) is None]
     if missing:
         p.error("missing " + ", ".join("--" + m.replace("_", "-") for m in missing))
+    args.ca_pem = None
+    if args.ca:
+        try:
+            args.ca_pem = Path(args.ca).read_bytes()
+        except OSError as exc:
+            p.error(f"--ca: {exc}")
+        if b"-----BEGIN CERTIFICATE-----" not in args.ca_pem:
+            p.error(f"--ca {args.ca}: not a PEM certificate (the arena's ca.pem)")
     return args
 
 
@@ -80,12 +97,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import grpc  # only the client needs it
 
-    from .client import run
+    from .client import explain, fingerprint, run
 
+    if args.ca_pem is not None:
+        logging.getLogger("bigtwo.client").info(
+            "CA %s, SHA-256 fingerprint %s", args.ca, fingerprint(args.ca_pem)
+        )
     try:
-        end = run(bot, args.address, args.match_id, args.seat, args.token)
+        end = run(bot, args.address, args.match_id, args.seat, args.token, args.ca_pem)
     except grpc.aio.AioRpcError as exc:
-        print(f"error: referee: {exc.code().name}: {exc.details()}", file=sys.stderr)
+        said = explain(exc.code().name, exc.details() or "", args.address, args.ca_pem, args.ca)
+        print(f"error: referee: {said}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -235,7 +235,8 @@ def test_replay_rejects_garbage(tmp_path):
 
 
 def test_remote_seat_joins_over_tcp_with_the_printed_command(tmp_path):
-    """A bot started by hand (as a student would) joins a match over loopback TCP."""
+    """A bot started by hand (as a student would) joins a match over loopback TCP, with
+    TLS: the printed command names the arena's CA (made in --tls-dir)."""
     import re
 
     proc = arena_popen(
@@ -246,6 +247,8 @@ def test_remote_seat_joins_over_tcp_with_the_printed_command(tmp_path):
         "1",
         "--listen",
         "127.0.0.1:0",
+        "--tls-dir",
+        str(tmp_path / "tls"),
         "--startup-ms",
         "60000",
         "--json",
@@ -262,7 +265,7 @@ def test_remote_seat_joins_over_tcp_with_the_printed_command(tmp_path):
             seen.append(line)
             m = re.search(
                 r"python -m bigtwo\.run BOT (--address \S+ --match-id \S+ --seat 2 "
-                r"--token=\S+)",
+                r"--token=\S+ --ca \S+)",
                 line,
             )
             if m or not line:
