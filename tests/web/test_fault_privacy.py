@@ -60,17 +60,18 @@ def _found(text: str) -> list[str]:
     return [s for s in SECRETS if s in text]
 
 
-def _contest(tmp_path: Path, sandbox: str) -> tuple[Any, dict[str, Any]]:
-    """A contest whose ladder has played the hostile bot (owned by alice) against the house
-    bots, with a Play game of bob's against it; returns the app and what was made."""
-    app = create_app(WebConfig(db=str(tmp_path / "c.db"), sandbox=sandbox))
+def _contest(tmp_path: Path, sandbox: str, db: str | None = None) -> tuple[Any, dict[str, Any]]:
+    """A contest (on ``db``: by default a SQLite file) with an organizer, and the hostile
+    bot's spec; returns the app and what was made."""
+    db = db or str(tmp_path / "c.db")
+    app = create_app(WebConfig(db=db, data=tmp_path / "bots", sandbox=sandbox))
     engine = app.state.engine
     create_user(engine, "org", "organizer", "organizer-pw")
     folder = tmp_path / "leaky"
     folder.mkdir()
     (folder / "bot.py").write_text(HOSTILE)
     spec = resolve(str(folder / "bot.py"))
-    return app, {"spec": spec}
+    return app, {"spec": spec, "db": db}
 
 
 def _play_ladder(app: Any, spec: Any, owner: str) -> int:
@@ -188,6 +189,7 @@ def _check_privacy(url: str, app: Any, mid: int, game: str, tmp_path: Path) -> N
             assert g.record is None or not _found(gzip.decompress(g.record).decode())
 
 
+@pytest.mark.slow
 def test_fault_details_are_the_owners_on_every_page_process_sandbox(tmp_path, live_server):
     app, made = _contest(tmp_path, "process")
     url = live_server(app)
@@ -196,6 +198,14 @@ def test_fault_details_are_the_owners_on_every_page_process_sandbox(tmp_path, li
     mid = _play_ladder(app, made["spec"], "alice")
     game = _play_game(app, made["spec"], tmp_path, "bob")
     _check_privacy(url, app, mid, game, tmp_path)
+    # the operator's own command line still reads every detail
+    from testkit import arena
+
+    shown = arena("replay", str(mid), "--db", made["db"], timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert SECRET_EXC in shown.stdout and SECRET_ERR in shown.stdout, shown.stdout[-3000:]
+    faults = arena("ladder", "faults", "leaky", "--name", "contest", "--db", made["db"])
+    assert SECRET_EXC in faults.stdout, faults.stdout + faults.stderr
 
 
 @pytest.mark.docker
@@ -211,3 +221,53 @@ def test_fault_details_are_the_owners_on_every_page_docker_sandbox(tmp_path, liv
     mid = _play_ladder(app, made["spec"], "alice")
     game = _play_game(app, made["spec"], tmp_path, "bob")
     _check_privacy(url, app, mid, game, tmp_path)
+
+
+def _age(engine: Any, raw_game: Path) -> None:
+    """Make a ladder look as one kept before details were kept apart (revision 0004): the
+    details back in its records and results, no ``faults.seat``."""
+    from sqlalchemy import text
+
+    from arena.public_record import fault_key, with_details
+
+    with Session(engine) as s, s.begin():
+        for m in s.scalars(select(Match).where(Match.status == "done")):
+            details: dict[Any, list[str]] = {}
+            for f in s.scalars(select(FaultRow).where(FaultRow.match_id == m.id)):
+                key = fault_key(f.seat, {"kind": f.kind, "hand": f.hand, "turn": f.turn})
+                details.setdefault(key, []).append(f.detail)
+            rec = s.get(MatchRecord, m.id)
+            assert rec is not None
+            events = [json.loads(line) for line in gzip.decompress(rec.data).splitlines()]
+            rec.data = compress(with_details(events, details))
+            result = json.loads(json.dumps(m.result))
+            for seat in result["seats"]:
+                seat["faults"] = with_details(
+                    [{**f, "type": "fault", "seat": seat["seat"]} for f in seat["faults"]],
+                    details,
+                )
+            m.result = result
+        for g in s.scalars(select(HumanGame)):
+            g.record = compress(e for _, e in read_events(raw_game))  # the referee's own
+    with engine.begin() as conn:
+        conn.execute(text("ALTER TABLE faults DROP COLUMN seat"))
+        conn.execute(text("UPDATE alembic_version SET version_num = '0004'"))
+    with Session(engine) as s:
+        rec = s.scalars(select(MatchRecord)).first()
+        assert rec is not None and SECRET_EXC in gzip.decompress(rec.data).decode()
+
+
+@pytest.mark.slow
+def test_an_older_ladder_is_rewritten_public_and_served_so(db, tmp_path, live_server):
+    """Revision 0005 on a ladder kept before it (SQLite and PostgreSQL): its records,
+    results and Play games rewritten public, its details still its owner's."""
+    app, made = _contest(tmp_path, "process", db)
+    url = live_server(app)
+    sign_up(url, app, "alice")
+    sign_up(url, app, "bob")
+    mid = _play_ladder(app, made["spec"], "alice")
+    game = _play_game(app, made["spec"], tmp_path, "bob")
+    _age(app.state.engine, tmp_path / "game.jsonl")
+    app.state.engine.dispose()
+    again = create_app(WebConfig(db=db, data=tmp_path / "bots", sandbox="process"))  # upgrades
+    _check_privacy(live_server(again), again, mid, game, tmp_path)
