@@ -271,3 +271,32 @@ def test_an_older_ladder_is_rewritten_public_and_served_so(db, tmp_path, live_se
     app.state.engine.dispose()
     again = create_app(WebConfig(db=db, data=tmp_path / "bots", sandbox="process"))  # upgrades
     _check_privacy(live_server(again), again, mid, game, tmp_path)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_replay_page_in_a_browser_shows_the_reason_to_all_and_the_detail_to_its_owner(
+    browser, tmp_path, live_server
+):
+    from selenium.webdriver.common.by import By
+    from test_replay_viewer import _no_alert_no_errors, _open
+
+    app, made = _contest(tmp_path, "process")
+    url = live_server(app)
+    alice = sign_up(url, app, "alice")
+    mid = _play_ladder(app, made["spec"], "alice")
+    faults = alice.get(f"/api/matches/{mid}").json()["replay"]["faults"]
+    raised = next(f for f in faults if SECRET_EXC in (f["detail"] or ""))
+    where = f"{url}/matches/{mid}#hand={raised['hand'] + 1}&turn={raised['at'] + 1}"
+    browser.delete_all_cookies()
+    _open(browser, where)  # anonymous
+    browser.get_log("browser")
+    note = browser.find_element(By.CSS_SELECTOR, "#notes .fault").text
+    assert "leaky" in note and "the bot's act() raised an exception" in note, note
+    assert not _found(browser.page_source), _found(browser.page_source)
+    _no_alert_no_errors(browser)
+    browser.add_cookie({"name": "arena_session", "value": alice.cookies["arena_session"]})
+    _open(browser, where)  # its owner
+    note = browser.find_element(By.CSS_SELECTOR, "#notes .fault").text
+    assert SECRET_EXC in note, note
+    browser.delete_all_cookies()
