@@ -26,12 +26,26 @@ depends_on = None
 BATCH = 500
 
 
+PRIVATE = (b'"type":"fault"', b'"log":')
+"""What a record holding something private has in it (the referee writes compact JSON)."""
+
+CHANGED = ('{"type":"fault"', '{"type":"match"', '{"type":"match_end"')
+"""The lines that may change (``match`` and ``match_end``, ``fault``); others are kept as
+they are, unparsed."""
+
+
 def _public_record(data: bytes) -> bytes:
-    """A stored record (gzip JSON Lines) in its public form; a line that is not JSON is
-    kept as it is (the viewer names it)."""
+    """A stored record (gzip JSON Lines) in its public form; a record with no fault and no
+    log path is returned as it is (most are), a line that is not JSON kept as it is."""
+    raw = gzip.decompress(data)
+    if not any(marker in raw for marker in PRIVATE):
+        return data
     out = []
-    for line in gzip.decompress(data).decode("utf-8", "replace").splitlines():
+    for line in raw.decode("utf-8", "replace").splitlines():
         if not line.strip():
+            continue
+        if not line.startswith(CHANGED):
+            out.append(line + "\n")
             continue
         try:
             event = json.loads(line)
