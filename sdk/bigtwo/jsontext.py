@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import accumulate
 from typing import Any
 
 MAX_DEPTH = 64
@@ -57,8 +58,9 @@ def nesting_depth(text: str, stop_above: int | None = None) -> int:
 def loads_bounded(
     text: str | bytes, max_depth: int = MAX_DEPTH, max_chars: int | None = None
 ) -> Any:
-    """``json.loads(text)``, refusing nesting deeper than ``max_depth`` and text longer than
-    ``max_chars`` (None: any length) before the parser sees it.  Raises
+    """``json.loads(text)``, refusing nesting deeper than ``max_depth`` (a value that deep is
+    never handed on, and the parser's own recursion ends in a refusal too) and text longer
+    than ``max_chars`` (None: any length; checked before the parser sees it).  Raises
     :class:`JSONTextError` (a ``ValueError``) for every failure: never ``RecursionError``."""
     if isinstance(text, bytes | bytearray):
         try:
@@ -67,13 +69,24 @@ def loads_bounded(
             raise JSONTextError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     if max_chars is not None and len(text) > max_chars:
         raise JSONTextError(f"longer than {max_chars} characters")
-    # the bracket count bounds the depth: most texts need no scan
-    deep = text.count("[") + text.count("{") > max_depth
-    if deep and nesting_depth(text, stop_above=max_depth) > max_depth:
-        raise JSONTextError(f"nested deeper than {max_depth} levels")
-    try:
-        return json.loads(text)
+    try:  # the C parser stops at the interpreter's recursion limit with RecursionError
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise JSONTextError(f"not JSON: {exc}") from None
-    except RecursionError:  # pragma: no cover - the depth check comes first
+    except RecursionError:
         raise JSONTextError(f"nested deeper than {max_depth} levels") from None
+    # the bracket count bounds the depth: most texts need no scan
+    if text.count("[") + text.count("{") > max_depth and _valid_depth(text) > max_depth:
+        raise JSONTextError(f"nested deeper than {max_depth} levels")
+    return value
+
+
+_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def _valid_depth(text: str) -> int:
+    """:func:`nesting_depth` of text known to be valid JSON (so every string ends: the
+    string pattern runs in linear time), at the regular-expression engine's speed."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(accumulate(1 if c in "[{" else -1 for c in brackets), default=0)

@@ -41,8 +41,9 @@ if TYPE_CHECKING:
     from .game import Game, HandResult
     from .rules import RuleSet
 
-MAX_LINE_CHARS = 1_000_000
-"""A record line longer than this is refused (the longest event, a header, is a few KB)."""
+MAX_LINE_CHARS = 32 * 2**20
+"""A record line longer than this is refused unread (the longest event, ``match_end``,
+lists every hand's result: about 180 bytes a hand)."""
 
 ENCODING = "jsonl+gzip"
 """The stored form (a ladder keeps each match's record so): :func:`compress`."""

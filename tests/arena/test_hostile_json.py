@@ -33,13 +33,14 @@ def test_arena_replay_of_a_deeply_nested_line_is_one_line_naming_it(tmp_path):
     _one_line_refusal(proc, f"{path}:1")
 
 
-def test_a_deep_object_a_long_line_and_bad_text_are_record_errors(tmp_path):
+def test_a_deep_object_a_long_line_and_bad_text_are_record_errors(tmp_path, monkeypatch):
     deep_obj = tmp_path / "obj.jsonl"
     deep_obj.write_text('{"a":' * 5000 + "1" + "}" * 5000 + "\n")
     with pytest.raises(RecordError, match=r"obj.jsonl:1: nested deeper"):
         list(read_events(deep_obj))
+    monkeypatch.setattr("bigtwo.record.MAX_LINE_CHARS", 1000)  # 32 Mi in earnest
     long = tmp_path / "long.jsonl"
-    long.write_text('{"type":"x","pad":"' + "a" * 1_100_000 + '"}\n')
+    long.write_text('{"type":"x","pad":"' + "a" * 1_100 + '"}\n')
     with pytest.raises(RecordError, match=r"long.jsonl:1: a line longer than"):
         list(read_events(long))
 
