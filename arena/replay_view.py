@@ -216,7 +216,10 @@ class ReplayView:
         line.append(f": {printable(ev.get('kind'), 24)}", style="red")
         if where:
             line.append(f" ({', '.join(where)})")
-        line.append(f": {printable(ev.get('detail'), 500)}")
+        # the detail (the bot's own words) where the record has it: a local match's record,
+        # or a ladder's for its operator; a public record has the referee's reason only
+        said = ev["detail"] if "detail" in ev else ev.get("reason", "")
+        line.append(f": {printable(said, 500)}")
         if ev.get("strike"):
             tc = self.header.get("time_control")
             limit = tc.get("max_strikes") if isinstance(tc, dict) else None

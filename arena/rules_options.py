@@ -4,11 +4,14 @@ option, value or file at fault."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from bigtwo import PRESETS, RulesError, RuleSet
+from bigtwo.jsontext import loads_bounded
+
+MAX_RULES_CHARS = 64 * 1024
+"""A rules file is a few hundred bytes; one past this is refused unread."""
 
 
 def load_rules(rules: str, overrides: Sequence[str] = ()) -> RuleSet:
@@ -23,8 +26,10 @@ def load_rules(rules: str, overrides: Sequence[str] = ()) -> RuleSet:
                 f"--rules {rules!r} is neither a preset ({', '.join(PRESETS)}) nor a JSON file"
             )
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            if path.stat().st_size > 4 * MAX_RULES_CHARS:
+                raise ValueError(f"larger than {4 * MAX_RULES_CHARS} bytes")
+            data = loads_bounded(path.read_text(encoding="utf-8"), max_chars=MAX_RULES_CHARS)
+        except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONTextError too
             raise RulesError(f"{path}: cannot read rules: {exc}") from None
         try:
             base = RuleSet.from_dict(data)

@@ -11,6 +11,8 @@ match) raises :class:`StoreError`, whose message is written for the person who a
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -494,4 +496,43 @@ def match_record(engine: Engine, match_id: int, ladder: str | None, db: str) -> 
                 else "it was played before ladders kept their records"
             )
             raise StoreError(f"match {match_id} of ladder {owner.name!r} has no record: {why}")
-        return decompress(rec.data), f"ladder {owner.name!r} match {match_id}"
+        faults = session.scalars(
+            select(FaultRow).where(FaultRow.match_id == match_id).order_by(FaultRow.id)
+        ).all()
+        return _with_details(decompress(rec.data), match, faults), (
+            f"ladder {owner.name!r} match {match_id}"
+        )
+
+
+def _with_details(data: bytes, match: Match, faults: Sequence[FaultRow]) -> bytes:
+    """The stored (public) record with each fault's detail put back from the ``faults``
+    table: ``arena replay MATCH --db`` is the operator's, who may read every detail."""
+    from bigtwo.jsontext import loads_bounded
+
+    from ..public_record import FaultKey, fault_key, with_details
+
+    details: dict[FaultKey, list[str]] = {}
+    for f in faults:
+        seats = (
+            [f.seat]
+            if f.seat is not None
+            else [s for s, v in enumerate(match.seats) if v == f.version_id]
+        )
+        for seat in seats:
+            key = fault_key(seat, {"kind": f.kind, "hand": f.hand, "turn": f.turn})
+            if key is not None:
+                details.setdefault(key, []).append(f.detail)
+    if not details:
+        return data
+    items: list[Any] = []
+    for line in data.decode("utf-8", "replace").splitlines():
+        try:
+            event = loads_bounded(line)
+        except ValueError:
+            event = None
+        items.append(event if isinstance(event, dict) else line)  # a line as it is: the
+    out = [  # replay names it
+        json.dumps(e, separators=(",", ":")) + "\n" if isinstance(e, dict) else e + "\n"
+        for e in with_details(items, details)
+    ]
+    return "".join(out).encode()

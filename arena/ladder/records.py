@@ -12,6 +12,10 @@ and hand result exactly as the referee recorded it, hands renumbered from 0, and
 sums that span hands (``cumulative``, the final scores) made this match's.  Each hand is
 independent (duplicate play: dealt as written, led like a first hand), so the engine checks
 the rewritten record move by move just as it would have checked the original.
+
+What is kept is the record's public form (:func:`arena.public_record.public_events`): a
+fault's kind, place and fixed reason, never its detail (the bot's own words, kept in the
+``faults`` table for its owner).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 from bigtwo.record import compress
+
+from ..public_record import public_events
 
 STRUCTURE = ("match", "match_end", "aborted")
 """Events rebuilt for each match rather than copied."""
@@ -90,11 +96,12 @@ def kept_records(
     parts: list[dict[str, Any]],
     match_ids: list[int | None],
 ) -> list[bytes | None]:
-    """Each match's record, compressed (``split_record``, ``bigtwo.record.compress``);
+    """Each match's public record, compressed (``split_record``, ``public_events``,
+    ``bigtwo.record.compress``);
     None for all of them when the batch's record cannot be cut (a record of an unexpected shape): a
     match's result is never lost for the sake of its record — ``arena replay`` then says
     the match has none."""
     try:
-        return [compress(e) for e in split_record(events, parts, match_ids)]
+        return [compress(public_events(e)) for e in split_record(events, parts, match_ids)]
     except (KeyError, TypeError, ValueError, StopIteration):
         return [None] * len(parts)

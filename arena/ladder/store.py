@@ -36,6 +36,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, rela
 
 from bigtwo.record import ENCODING, decompress
 
+from ..public_record import public_summary
+
 MIGRATIONS = Path(__file__).with_name("migrations")
 
 
@@ -158,10 +160,16 @@ class Move(Base):
 
 
 class FaultRow(Base):
+    """A fault with its ``detail`` — the bot's own words (its exception, its source line,
+    its stderr), private to the bot's owner and the organizer.  The only place a ladder
+    keeps a fault's detail: the match's record and result hold the public form only
+    (:mod:`arena.public_record`).  ``seat``: None in rows written before it was kept."""
+
     __tablename__ = "faults"
     id: Mapped[int] = mapped_column(primary_key=True)
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
     version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"), index=True)
+    seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
     kind: Mapped[str] = mapped_column(String(20))
     hand: Mapped[int | None] = mapped_column(Integer, nullable=True)
     turn: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -256,12 +264,14 @@ def save_match(
     record: bytes | None = None,
 ) -> None:
     """Everything a finished match produced, in the caller's one transaction; ``record``:
-    its record as gzip-compressed JSON Lines (see ``MatchRecord``)."""
+    its public record as gzip-compressed JSON Lines (see ``MatchRecord``;
+    ``records.kept_records`` makes it).  The result is kept in its public form; each
+    fault's detail goes to the ``faults`` table alone."""
     match.status = "done"
     if record is not None:
         session.add(MatchRecord(match_id=match.id, data=record, size=len(decompress(record))))
     match.finished = _now()
-    match.result = json.loads(json.dumps(summary))
+    match.result = json.loads(json.dumps(public_summary(summary)))
     for i, block in enumerate(totals):
         session.add(
             DealResult(match_id=match.id, index=i, seed=str(match.deal_seeds[i]), totals=block)
@@ -284,6 +294,7 @@ def save_match(
                 FaultRow(
                     match_id=match.id,
                     version_id=match.seats[seat["seat"]],
+                    seat=seat["seat"],
                     kind=f["kind"],
                     hand=f["hand"],
                     turn=f["turn"],

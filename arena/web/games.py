@@ -2,7 +2,10 @@
 table opens and when its match ends, listed on the Play page, replayed from their record.
 
 They live beside the ladder's tables but are not ladder matches: nothing the ratings read
-ever mentions them.
+ever mentions them.  A game's record is kept in its public form
+(:func:`arena.public_record.public_events`): the bots at a table may be other people's, and
+their faults' details (their exceptions, their stderr) are their owners' — the person saw
+their own seat's faults as they happened.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from bigtwo import RuleSet
+from bigtwo.record import compress
 
+from ..public_record import public_events
 from .models import HumanGame, now
 from .replay_data import stored_events
 from .rules_text import nearest_preset
@@ -56,8 +61,13 @@ def ended(engine: Engine, table: Table, summary: dict[str, Any] | None, record: 
             "over" if result else "interrupted" if table.status == "interrupted" else "failed"
         )
         game.result = json.dumps(result)
-        game.record = record or None
+        game.record = _public(record) if record else None
         game.finished = now()
+
+
+def _public(record: bytes) -> bytes:
+    """A game's record (``bigtwo.record.compress``'d) in its public form."""
+    return compress(public_events(e for e in stored_events(record) if e is not None))
 
 
 def interrupt_unfinished(engine: Engine) -> None:

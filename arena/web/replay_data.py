@@ -8,6 +8,11 @@ engine's state after that check, never worked out again here.  A record that fai
 check is still shown up to the event that failed, with ``valid`` false and the reason in
 ``problem``.
 
+A fault's ``detail`` (the bot's own words) is in the data only when the caller put it back
+into the events for a viewer who may see it (:func:`arena.public_record.with_details`);
+stored records hold the public form (kind, place, ``reason``) and :func:`stored_events`
+makes even an old record's events public again.
+
 Every field of a record is someone else's text (a bot names itself; a fault's detail holds
 its exception message): names, ids and details pass through :func:`arena.text.printable`
 (one line, no control or bidi characters, capped) and reach the page as JSON strings that
@@ -34,7 +39,9 @@ The shape (``null`` where unknown)::
                 "result": None | {"winner", "winning_team", "cards_left", "penalties",
                                   "scores", "cumulative"}}],
      "faults": [{"hand": int | None, "at": int (turns of that hand played before it),
-                 "seat": int | None, "kind": str, "detail": str, "strike": bool,
+                 "seat": int | None, "kind": str, "reason": str (the referee's fixed words),
+                 "detail": str | None (the bot's own words: its owner's view only),
+                 "strike": bool,
                  "strikes": str, "forfeited": bool}],
      "faults_omitted": int,
      "final": None | {"scores": [int], "places": [int]}}
@@ -44,13 +51,14 @@ Cards are the engine's text (``3D``, ``TH``: rank ``3``-``9 T J Q K A 2``, suit 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from bigtwo import PASS, Combination, Game, RulesError, RuleSet
+from bigtwo.jsontext import loads_bounded
 from bigtwo.record import decompress
 
+from ..public_record import fault_reason, public_events
 from ..record import RecordError, replay_events
 from ..replay_view import rules_summary
 from ..text import printable
@@ -67,16 +75,18 @@ left out rather than growing the page without bound."""
 
 
 def stored_events(data: bytes) -> list[dict[str, Any] | None]:
-    """A stored record's events (``bigtwo.record.compress``'d), for :func:`replay_data`:
-    None for a line that is not JSON, so that the viewer names the line instead of failing."""
+    """A stored record's events (``bigtwo.record.compress``'d) in their public form
+    (:func:`arena.public_record.public_events`: a record kept before details were kept
+    apart is redacted here), for :func:`replay_data`: None for a line that is not JSON (or
+    nested too deep), so that the viewer names the line instead of failing."""
     events: list[dict[str, Any] | None] = []
     for line in decompress(data).decode("utf-8", "replace").splitlines():
         if line.strip():
             try:
-                events.append(json.loads(line))
+                events.append(loads_bounded(line))
             except ValueError:
                 events.append(None)
-    return events
+    return public_events(events)
 
 
 def replay_data(events: list[Any]) -> dict[str, Any]:
@@ -253,7 +263,10 @@ class _Builder:
                 "at": len(hands[-1]["turns"]) if hands else 0,
                 "seat": _seat_or_none(ev.get("seat"), self.players),
                 "kind": printable(ev.get("kind"), 24),
-                "detail": printable(ev.get("detail"), DETAIL_CHARS),
+                "reason": printable(
+                    ev.get("reason") or fault_reason(ev.get("kind"), None), DETAIL_CHARS
+                ),
+                "detail": printable(ev["detail"], DETAIL_CHARS) if "detail" in ev else None,
                 "strike": ev.get("strike") is True,
                 "strikes": printable(ev.get("strikes"), 12),
                 "forfeited": ev.get("forfeited") is True,

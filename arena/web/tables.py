@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 import tempfile
@@ -32,6 +31,7 @@ from typing import Any
 from bigtwo import PASS, Bot, Game, RuleSet
 from bigtwo.answers import encode_move
 from bigtwo.cards import CARDS
+from bigtwo.jsontext import loads_bounded
 from bigtwo.loader import load_bot_class
 from bigtwo.record import RecordError, compress, read_events
 
@@ -297,7 +297,7 @@ class Table:
         if len(text) > MAX_REQUEST_CHARS:
             return {"type": "error", "why": "request too long"}
         try:
-            msg = json.loads(text)
+            msg = loads_bounded(text)  # deep nesting too: a ValueError, not a crash
         except ValueError:
             return {"type": "error", "why": "not JSON"}
         if not isinstance(msg, dict):

@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from bigtwo import PRESETS, RulesError, RuleSet
+from bigtwo.jsontext import loads_bounded
 
 from ..ladder.queries import StoreError, entrants, pause, retire
 from .accounts import AccountError, create_user
@@ -82,7 +83,7 @@ def admin_rules(
             rules = RuleSet.preset(preset)
         else:
             try:
-                data = json.loads(rules_json)
+                data = loads_bounded(rules_json)
             except ValueError as exc:
                 raise RulesError(f"the rules are not JSON: {exc}") from None
             if not isinstance(data, dict):

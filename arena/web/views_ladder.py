@@ -17,7 +17,8 @@ from bigtwo import RuleSet
 
 from ..ladder.leaderboard import counts
 from ..ladder.queries import bot_faults, parse_bot, rating_history
-from ..ladder.store import Bot, Match, MatchRecord, MatchSeat
+from ..ladder.store import Bot, BotVersion, FaultRow, Match, MatchRecord, MatchSeat
+from ..public_record import FaultKey, fault_key, with_details
 from ..replay_view import rules_summary
 from .contest import PUBLIC_SETTINGS, bot_versions, head_to_head, ladder_row, version_labels
 from .models import BotOwner, Upload, User
@@ -323,10 +324,55 @@ def _record_events(
     return m, labels, stored_events(rec.data)
 
 
-def match_data(request: Request, match_id: int) -> dict[str, Any]:
+def seen_details(request: Request, who: Visitor, m: Match) -> dict[FaultKey, list[str]]:
+    """The details of this match's faults that ``who`` may see: those of the seats whose
+    bot is theirs (all of them for the organizer), through the one owner-or-organizer rule;
+    none for anyone else.  They come from the ``faults`` table, the only place they are
+    kept (the stored record is public)."""
+    if who.account is None:
+        return {}
+    state = _app(request)
+    with Session(state.engine) as session:
+        bots = dict(
+            session.execute(
+                select(BotVersion.id, Bot.name)
+                .join(Bot, Bot.id == BotVersion.bot_id)
+                .where(BotVersion.id.in_(list(m.seats)))
+            ).all()
+        )
+        mine = {
+            seat
+            for seat, vid in enumerate(m.seats)
+            if owner_or_organizer(who, bot_owner_id(session, bots.get(vid, "")))
+        }
+        if not mine:
+            return {}
+        rows = session.scalars(
+            select(FaultRow).where(FaultRow.match_id == m.id).order_by(FaultRow.id)
+        ).all()
+    details: dict[FaultKey, list[str]] = {}
+    for f in rows:
+        # rows kept before seats were: every seat of that version (one owner either way)
+        seats = (
+            [f.seat]
+            if f.seat is not None
+            else [s for s, v in enumerate(m.seats) if v == f.version_id]
+        )
+        for seat in seats:
+            key = fault_key(seat, {"kind": f.kind, "hand": f.hand, "turn": f.turn})
+            if seat in mine and key is not None:
+                details.setdefault(key, []).append(f.detail)
+    return details
+
+
+def match_data(request: Request, who: Visitor, match_id: int) -> dict[str, Any]:
+    """A match and its replay data; a fault's detail only for a viewer who may see it."""
     from .replay_data import replay_data
 
     m, labels, events = _record_events(request, match_id)
+    details = seen_details(request, who, m)
+    if details:
+        events = with_details(events, details)
     return {"match": match_row(m, labels), "replay": replay_data(events)}
 
 
@@ -335,19 +381,22 @@ MatchId = Annotated[int, "a match id"]
 
 @router.get("/matches/{match_id}", response_class=HTMLResponse, include_in_schema=False)
 def match_page(request: Request, who: Who, match_id: int) -> Response:
-    return render(request, who, "match.html", match_data(request, match_id))
+    return render(request, who, "match.html", match_data(request, who, match_id))
 
 
 @router.get("/api/matches/{match_id}", tags=["matches"])
 def match_api(request: Request, who: Who, match_id: int) -> dict[str, Any]:
     """A finished match: its result and the replay data the viewer draws (every hand's
-    cards, every turn), re-validated against the rules (``replay.valid``)."""
-    return match_data(request, match_id)
+    cards, every turn), re-validated against the rules (``replay.valid``).  A fault's
+    ``detail`` (the bot's own words) only for its owner and the organizer; everyone sees
+    its ``kind`` and ``reason``."""
+    return match_data(request, who, match_id)
 
 
 @router.get("/api/matches/{match_id}/record", tags=["matches"])
 def match_record_api(request: Request, who: Who, match_id: int) -> Response:
-    """The match's record as JSON Lines, as ``arena replay FILE`` takes it."""
+    """The match's record as JSON Lines, as ``arena replay FILE`` takes it: its public
+    form, for everyone (faults by kind, place and reason; no details)."""
     _, _, events = _record_events(request, match_id)
     body = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events)
     return Response(

@@ -35,9 +35,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from .jsontext import JSONTextError, loads_bounded
+
 if TYPE_CHECKING:
     from .game import Game, HandResult
     from .rules import RuleSet
+
+MAX_LINE_CHARS = 32 * 2**20
+"""A record line longer than this is refused unread (the longest event, ``match_end``,
+lists every hand's result: about 180 bytes a hand)."""
 
 ENCODING = "jsonl+gzip"
 """The stored form (a ladder keeps each match's record so): :func:`compress`."""
@@ -76,20 +82,36 @@ def read_events(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise RecordError(f"{path}: {exc.strerror or exc}") from None
     with f:
         try:
-            yield from parse_lines(f, str(path))
+            yield from parse_lines(_bounded_lines(f, str(path)), str(path))
         except UnicodeDecodeError:
             raise RecordError(f"{path}: not a text file") from None
 
 
+def _bounded_lines(f: IO[str], where: str) -> Iterator[str]:
+    """A file's lines, none read whole past ``MAX_LINE_CHARS`` (a line without end is not
+    held in memory whole)."""
+    n = 0
+    while True:
+        text = f.readline(MAX_LINE_CHARS + 1)
+        if not text:
+            return
+        n += 1
+        if len(text) > MAX_LINE_CHARS:
+            raise RecordError(f"{where}:{n}: a line longer than {MAX_LINE_CHARS} characters")
+        yield text
+
+
 def parse_lines(lines: Iterable[str], where: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The events of a record's lines (``where`` names it in errors)."""
+    """The events of a record's lines (``where`` names it in errors).  Hostile text is
+    refused with a RecordError naming its line, never another exception: nesting deeper
+    than any event's, a line too long (:func:`bigtwo.jsontext.loads_bounded`)."""
     for n, text in enumerate(lines, 1):
         if not text.strip():
             continue
         try:
-            event = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise RecordError(f"{where}:{n}: not JSON: {exc}") from None
+            event = loads_bounded(text, max_chars=MAX_LINE_CHARS)
+        except JSONTextError as exc:
+            raise RecordError(f"{where}:{n}: {exc}") from None
         if not isinstance(event, dict) or "type" not in event:
             raise RecordError(f"{where}:{n}: not a record event")
         yield n, event

@@ -17,6 +17,7 @@ from typing import Any
 
 from .cards import CARDS, Card, CardParseError, parse_cards
 from .combos import Combination, Tables
+from .jsontext import loads_bounded
 from .legality import beats
 
 
@@ -147,8 +148,8 @@ class RuleSet:
     @classmethod
     def from_json(cls, text: str) -> RuleSet:
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
+            data = loads_bounded(text)
+        except ValueError as exc:
             raise RulesError(f"rules are not valid JSON: {exc}") from None
         return cls.from_dict(data)
 

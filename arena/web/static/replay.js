@@ -231,7 +231,9 @@
       var p = el("p", "note-fault fault");
       p.appendChild(el("strong", null, "\u26a0 fault "));
       p.appendChild(document.createTextNode(
-        (f.seat === null ? "?" : seatName(f.seat)) + ": " + f.kind + ": " + f.detail +
+        (f.seat === null ? "?" : seatName(f.seat)) + ": " + f.kind + ": " +
+        /* the bot's own words for its owner's eyes only; the referee's fixed words for all */
+        (f.detail !== null && f.detail !== undefined ? f.detail : f.reason) +
         (f.strike ? " [strike " + f.strikes + "]" : "") + (f.forfeited ? " \u2014 the seat forfeits" : "")));
       notes.appendChild(p);
     });
