@@ -323,3 +323,58 @@ def test_a_refused_upload_leaves_no_folder_and_no_blob(tmp_path, live_server):
     again = alice.get(f"/api/uploads/{upload_id}").json()
     assert again["status"] == "refused" and "I always fail" in again["reason"]
     assert alice.get(f"/uploads/{upload_id}").status_code == 200
+
+
+def test_collection_keeps_shared_folders_and_prunes_old_records(tmp_path):
+    """Unit level: a refusal whose code is also waiting or accepted keeps the folder they
+    share; refusals left from before (blobs still in the database) are collected at the
+    first call; records go after REFUSED_DAYS or beyond REFUSED_PER_BOT per bot."""
+    from datetime import timedelta
+
+    from arena.web import botstore
+    from arena.web.botstore import bot_folder, collect_refused, finish_upload, store_upload
+    from arena.web.models import now
+    from arena.web.uploads import check_upload
+
+    app = create_app(WebConfig(db=str(tmp_path / "c.db"), data=tmp_path / "bots"))
+    engine, data_dir = app.state.engine, tmp_path / "bots"
+    account, _ = create_user(engine, "alice", "participant", "participant-pw")
+
+    def uploaded(code: bytes, status: str, age_days: float = 0) -> tuple[int, Path]:
+        bot = check_upload("bot.py", code)
+        upload_id, _ = store_upload(engine, account.id, "alicebot", "bot.py", bot)
+        folder = bot_folder(data_dir, "alicebot", bot.digest, bot.files)
+        if status != "checking":
+            finish_upload(engine, upload_id, status == "accepted", "why", "L" * 30_000, None)
+        with Session(engine) as s, s.begin():
+            row = s.get(Upload, upload_id)
+            assert row is not None
+            row.created = now() - timedelta(days=age_days)
+        return upload_id, folder
+
+    shared_code = BOT + b"# shared\n"
+    refused_id, shared = uploaded(shared_code, "refused")
+    waiting_id, same = uploaded(shared_code, "checking")  # the same code, uploaded again
+    assert same == shared and waiting_id != refused_id
+    alone_id, alone = uploaded(BOT + b"# alone\n", "refused")
+    old_id, old = uploaded(BOT + b"# old\n", "refused", age_days=botstore.REFUSED_DAYS + 1)
+
+    collected = collect_refused(engine, data_dir)
+    assert collected.trimmed == 3 and collected.folders == 2 and collected.deleted == 1
+    assert shared.is_dir() and not alone.exists() and not old.exists()
+    with Session(engine) as s:
+        row = s.get(Upload, alone_id)
+        assert row is not None and row.files == b"" and row.reason == "why"
+        assert len(row.log) == botstore.REFUSED_LOG_TAIL
+        assert s.get(Upload, old_id) is None
+        waiting = s.get(Upload, waiting_id)
+        assert waiting is not None and waiting.files  # the waiting one is untouched
+    assert collect_refused(engine, data_dir) == botstore.Collected()  # nothing new: no work
+
+    for i in range(botstore.REFUSED_PER_BOT + 3):
+        uploaded(BOT + b"# try %d\n" % i, "refused")
+    collect_refused(engine, data_dir)
+    with Session(engine) as s:
+        left = s.query(Upload).filter(Upload.status == "refused").count()
+    assert left == botstore.REFUSED_PER_BOT
+    assert sorted(p.name for p in (data_dir / "alicebot").iterdir()) == [shared.name]
