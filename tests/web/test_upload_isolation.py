@@ -378,3 +378,33 @@ def test_collection_keeps_shared_folders_and_prunes_old_records(tmp_path):
         left = s.query(Upload).filter(Upload.status == "refused").count()
     assert left == botstore.REFUSED_PER_BOT
     assert sorted(p.name for p in (data_dir / "alicebot").iterdir()) == [shared.name]
+
+
+def test_a_served_flood_is_told_to_come_back_and_a_dying_check_is_no_500(site, tmp_path):
+    url, app = site
+    body = """
+    import json
+    time.sleep(2)
+    sys.stdout.write(json.dumps({"ok": False, "reason": "checked slowly"}) + "\\n")
+    """
+    app.state.archive_checker = ArchiveChecker(
+        CheckLimits(concurrent=1, waiting=0, wall_seconds=30), **_entry(tmp_path, body)
+    )
+    alice = sign_up(url, app, "alice")
+    bob = sign_up(url, app, "bob")
+    alice.timeout = bob.timeout = httpx.Timeout(60)
+    answers: dict[str, httpx.Response] = {}
+    first = threading.Thread(
+        target=lambda: answers.setdefault("a", upload(alice, "alicebot", "bot.py", BOT))
+    )
+    first.start()
+    time.sleep(1.0)  # alice's check is running
+    answers["b"] = upload(bob, "bobbot", "bot.py", BOT)
+    first.join(60)
+    assert answers["a"].status_code == 400 and "checked slowly" in answers["a"].text
+    assert answers["b"].status_code == 503 and "try again" in answers["b"].text
+    app.state.archive_checker = ArchiveChecker(
+        CheckLimits(wall_seconds=30), **_entry(tmp_path, "raise SystemExit('boom')")
+    )
+    r = upload(bob, "bobbot", "bot.py", BOT)
+    assert r.status_code == 400 and "could not be checked" in r.text, r.text[-300:]
