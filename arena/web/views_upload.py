@@ -3,8 +3,8 @@
 Nothing of an upload is written anywhere before ``uploads.check_upload`` passed it (size,
 member count, compression ratio, names, links, devices), and that check runs in a
 short-lived child process under CPU, memory and time limits (``archive_check``), never in
-the server; nothing of it runs outside the
-sandbox: the player unpacks it into its folder and smoke-tests it there (``player``).
+the server; nothing of it runs outside the sandbox: the player unpacks it into its folder
+and smoke-tests it there (``player``).
 """
 
 from __future__ import annotations
