@@ -45,7 +45,7 @@ from ..ladder.running import BotCannotStart, run_pending
 from ..ladder.store import Entry, Ladder
 from ..referee.session import TimeControl
 from ..sandbox.base import SandboxUnavailable
-from .botstore import bot_folder, finish_upload, unpack
+from .botstore import bot_folder, collect_refused, finish_upload, unpack
 from .contest import contest_rules, contest_settings, ladder_row, update_settings
 from .models import Upload
 
@@ -152,6 +152,7 @@ class Player:
             if self._stopping:
                 break
             await self.check_one(upload_id, name, digest, unpack(files))
+        collect_refused(self.engine, self.config.data_dir())  # (one query when none is new)
         return bool(waiting)
 
     async def check_one(

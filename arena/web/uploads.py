@@ -27,6 +27,11 @@ decompresses more than its caps plus one byte, and refuses with a one-line reaso
 - form: a name not ending in ``.py``/``.zip``/``.tar.gz``/``.tgz``, magic bytes that
   contradict it, a damaged or truncated archive.
 
+Before ``zipfile`` or ``tarfile`` reads any metadata, :mod:`arena.web.archive_scan` walks
+it and refuses what is oversized or malformed (the parsers' own cost is quadratic or
+unbounded on some of it); and the server runs all of this in a short-lived child process
+under CPU, memory and wall-clock limits (:mod:`arena.web.archive_check`), never in itself.
+
 Silently dropped, after the checks above (they are what :func:`arena.bots.bot_files`
 skips in a folder, so an upload's digest is the one the ladder computes for the folder
 :func:`write_bot_folder` makes): hidden files and folders (a part starting with ``.``:
@@ -56,6 +61,7 @@ from typing import Any, Protocol
 
 from ..bots import MAX_BOT_BYTES, MAX_BOT_FILES, MAX_PATH_CHARS, SAFE_PART, bot_digest
 from ..sandbox.images import ImageBuildError, parse_requirements
+from .archive_scan import ArchiveDamaged, ArchiveRefused, scan_tar, scan_zip
 
 RATIO_FLOOR = 1 << 20
 """A member (or archive) unpacking to at most this many bytes is never refused for its
@@ -76,6 +82,7 @@ _DAMAGED = (
     NotImplementedError,
     struct.error,
     OverflowError,
+    ArchiveDamaged,  # (a ValueError too: named for the reader)
 )
 """What the standard library's archive readers raise on a damaged or hostile archive."""
 
@@ -185,16 +192,20 @@ def check_upload(filename: str, data: bytes, limits: UploadLimits | None = None)
     else:
         try:
             if kind == "zip":
+                scan_zip(data, limits.max_entries)  # before zipfile reads its directory
                 with zipfile.ZipFile(io.BytesIO(data)) as zf:
                     files = _read_files(_zip_members(zf, limits), limits, len(data))
             else:
                 tar = _gunzip(data, limits)
+                scan_tar(tar, limits.max_entries)  # before tarfile parses a header
                 with tarfile.open(
                     fileobj=io.BytesIO(tar), mode="r:", encoding="utf-8", errors="surrogateescape"
                 ) as tf:
                     files = _read_files(_tar_members(tf, limits), limits, len(data))
         except UploadRefused:
             raise
+        except ArchiveRefused as exc:
+            raise UploadRefused(str(exc)) from None
         except _DAMAGED as exc:
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise UploadRefused(
@@ -342,7 +353,7 @@ def _read_files(members: list[_Member], limits: UploadLimits, packed: int) -> di
     max_files = min(limits.max_files, MAX_BOT_FILES)
     if len(kept) > max_files:
         raise UploadRefused(f"the archive holds over {max_files} files")
-    paths = _check_paths([m.parts for m in kept])
+    paths = check_paths([m.parts for m in kept])
     if "bot.py" not in paths:
         raise UploadRefused("no bot.py at the top of the archive (or of its one top folder)")
     size_cap = min(limits.max_unpacked, MAX_BOT_BYTES)
@@ -371,7 +382,7 @@ def _judge(m: _Member, size: int, left: int, by_ratio: int, cap: int, lim: Uploa
         raise UploadRefused(f"the archive unpacks to over {_size(cap)}")
 
 
-def _check_paths(all_parts: list[tuple[str, ...]]) -> list[str]:
+def check_paths(all_parts: list[tuple[str, ...]]) -> list[str]:
     """The paths joined, each part a safe name, no two equal up to case, none both a file
     and a folder."""
     paths = []
@@ -425,7 +436,7 @@ def write_bot_folder(bot: UploadedBot, dest: Path) -> Path:
     itself must not exist: FileExistsError).  Folders 0o755, files 0o644; every part is
     opened relative to its parent's descriptor with ``O_NOFOLLOW``, and files with
     ``O_EXCL``, so nothing is written through a link.  On any failure ``dest`` is removed."""
-    paths = _check_paths([tuple(p.split("/")) for p in bot.files])
+    paths = check_paths([tuple(p.split("/")) for p in bot.files])
     if "bot.py" not in paths:
         raise UploadRefused("no bot.py")
     dest.parent.mkdir(parents=True, exist_ok=True)

@@ -1,24 +1,28 @@
 """Uploading a bot: the page's form and the API's ``POST /api/bots``, the same path.
 
 Nothing of an upload is written anywhere before ``uploads.check_upload`` passed it (size,
-member count, compression ratio, names, links, devices); nothing of it runs outside the
-sandbox: the player unpacks it into its folder and smoke-tests it there (``player``).
+member count, compression ratio, names, links, devices), and that check runs in a
+short-lived child process under CPU, memory and time limits (``archive_check``), never in
+the server; nothing of it runs outside the sandbox: the player unpacks it into its folder
+and smoke-tests it there (``player``).
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, HTTPException, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
+from .archive_check import CheckerBusy, CheckerUnavailable, archive_checker
 from .botstore import NameTaken, check_bot_name, store_upload
 from .contest import contest_settings
 from .models import Upload
 from .pages import render
 from .security import Visitor, check_csrf, require_account, visitor
-from .uploads import UploadLimits, UploadRefused, check_upload
+from .uploads import UploadLimits, UploadRefused
 
 router = APIRouter()
 Who = Annotated[Visitor, Depends(visitor)]
@@ -45,12 +49,16 @@ async def receive_upload(
         contest_settings(state.engine, state.config.ladder)["upload_limits"]
     )
     data = await file.read(limits.max_packed + 1)
-    try:
-        checked = check_upload(file.filename or "", data, limits)
+    try:  # in a child process, awaited: the archive is never parsed in the server
+        checked = await archive_checker(state).check(file.filename or "", data, limits)
     except UploadRefused as exc:
         raise HTTPException(400, f"upload refused: {exc}") from None
-    try:
-        upload_id, new = store_upload(state.engine, account.id, name, file.filename or "", checked)
+    except (CheckerBusy, CheckerUnavailable) as exc:
+        raise HTTPException(503, str(exc)) from None
+    try:  # (packing up to 50 MiB is no work for the event loop either)
+        upload_id, new = await asyncio.to_thread(
+            store_upload, state.engine, account.id, name, file.filename or "", checked
+        )
     except NameTaken as exc:
         raise HTTPException(409, str(exc)) from None
     if new and state.wake is not None:
@@ -110,7 +118,7 @@ def upload_data(request: Request, who: Visitor, upload_id: int) -> dict[str, Any
             "bot": row.bot_name,
             "filename": row.filename,
             "kind": row.kind,
-            "files": len(_paths(row)),
+            "files": len(_paths(row)) if row.files else None,  # None: a collected refusal
             "status": row.status,
             "reason": row.reason,
             "log": row.log,

@@ -74,14 +74,21 @@ def test_a_participant_signs_up_uploads_and_replays_a_match(browser, live_server
     browser.find_element(By.ID, "file").send_keys(str(bot_file))
     browser.find_element(By.ID, "submit").click()
     wait_for(lambda: "/uploads/" in browser.current_url, 10, "the upload's page")
-    status = wait_for(
-        lambda: (
-            (s := browser.find_element(By.ID, "status")).get_attribute("data-status") != "checking"
-            and s
-        ),
-        120,
-        "the smoke check",
-    )
+
+    def checked() -> Any:
+        """The status once it is not "checking"; None meanwhile, and while the page
+        reloads itself (which it does when the check ends)."""
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        try:
+            for s in browser.find_elements(By.ID, "status"):
+                if s.get_attribute("data-status") != "checking":
+                    return s
+        except StaleElementReferenceException:
+            pass
+        return None
+
+    status = wait_for(checked, 120, "the smoke check")
     assert status.get_attribute("data-status") == "accepted", browser.page_source[-2000:]
     log = browser.find_element(By.ID, "log").text
     # the author's own output, shown as text: nothing in it runs

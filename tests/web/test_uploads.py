@@ -393,3 +393,219 @@ def test_writing_rechecks_hand_made_files(tmp_path: Path):
         with pytest.raises(UploadRefused):
             write_bot_folder(UploadedBot(files, "py", ""), tmp_path / "out")
         assert not (tmp_path / "out").exists()
+
+
+# --- the metadata walk before the parsers (issue 21) ---------------------------------------
+
+
+def _block(name: str, kind: bytes, size: int = 0, size_field: bytes | None = None) -> bytes:
+    """A ustar header block; ``size_field`` (12 bytes) written as given, checksum redone."""
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.size = size
+    block = bytearray(info.tobuf(format=tarfile.USTAR_FORMAT))
+    if size_field is not None:
+        block[124:136] = size_field
+        block[148:156] = b" " * 8
+        block[148:156] = b"%06o\0 " % sum(block)
+    return bytes(block)
+
+
+def _padded(data: bytes) -> bytes:
+    return data + b"\0" * (-len(data) % 512)
+
+
+def _ext(kind: bytes, body: bytes) -> bytes:
+    return _block("././@PaxHeader", kind, len(body)) + _padded(body)
+
+
+def _pax(*records: tuple[str, str]) -> bytes:
+    out = b""
+    for key, value in records:
+        rest = f" {key}={value}\n".encode()
+        n = len(rest) + len(str(len(rest)))
+        n = len(rest) + len(str(n))  # the length counts its own digits
+        out += str(n).encode() + rest
+    return out
+
+
+BOT_ENTRY = _block("bot.py", tarfile.REGTYPE, len(BOT)) + _padded(BOT)
+END = b"\0" * 1024
+
+
+def scanned(tar: bytes, max_entries: int = 1000) -> int:
+    from arena.web.archive_scan import scan_tar
+
+    return scan_tar(tar, max_entries)
+
+
+@pytest.mark.parametrize("fmt", [tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT, tarfile.PAX_FORMAT])
+def test_the_walk_counts_honest_tars_as_tarfile_does(fmt: int):
+    deep = "/".join(["d" * 30] * 5) + "/x.py"  # over ustar's 100 characters
+    members = [member("bot.py", BOT), member("lib", kind=tarfile.DIRTYPE), member(deep, b"1")]
+    if fmt == tarfile.USTAR_FORMAT:
+        members.pop()
+    tar = make_tar(members, fmt)
+    assert scanned(tar) == len(members)
+    assert sorted(check_upload("b.tgz", gzip.compress(tar)).files)[0] == "bot.py"
+
+
+def test_a_git_archive_global_header_is_accepted():
+    tar = _ext(b"g", _pax(("comment", "0123456789abcdef" * 2 + "01234567"))) + BOT_ENTRY + END
+    assert check_upload("b.tgz", gzip.compress(tar)).files == {"bot.py": BOT}
+
+
+def test_the_finding_and_its_variants_are_refused_before_tarfile_parses():
+    from arena.web.archive_scan import ArchiveRefused
+
+    for body, words in [
+        (b"9" * 60_000, "run of over 64 digits"),  # CVE-2024-6232's quadratic regex
+        (_pax(("path", "bot.py" + "1" * 65)), "run of over 64 digits"),
+        (_pax(("comment", "x" * 70_000)), "extended header of 70"),
+        (_pax(("GNU.sparse.map", "0,1")), "sparse file"),
+    ]:
+        with pytest.raises(ArchiveRefused, match=words):
+            scanned(_ext(b"x", body) + BOT_ENTRY + END)
+        refused("b.tgz", gzip.compress(_ext(b"x", body) + BOT_ENTRY + END), words)
+    refused("b.tgz", gzip.compress(_ext(b"L", b"a" * 5000) + BOT_ENTRY + END), "long-name header")
+    two = _ext(b"x", _pax(("mtime", "1"))) + _ext(b"x", _pax(("mtime", "2"))) + BOT_ENTRY + END
+    refused("b.tgz", gzip.compress(two), "two extension headers")
+    size_for_all = _ext(b"g", _pax(("size", "10"))) + BOT_ENTRY + END
+    refused("b.tgz", gzip.compress(size_for_all), "sets a size for every file")
+    sparse = _block("s.bin", b"S") + BOT_ENTRY + END
+    refused("b.tgz", gzip.compress(sparse), "sparse file")
+    base256 = _block("x.bin", tarfile.REGTYPE, size_field=b"\xff" * 12) + BOT_ENTRY + END
+    refused("b.tgz", gzip.compress(base256), "base-256")
+
+
+@pytest.mark.parametrize(
+    ("tar", "detail"),
+    [
+        (_block("x", tarfile.REGTYPE, size_field=b"-0000002000\0") + BOT_ENTRY, "negative"),
+        (_ext(b"x", _pax(("size", "-5"))) + BOT_ENTRY, "not a plain number"),
+        (_ext(b"x", b"30 path=bot.py\n"), "malformed"),  # the length is wrong
+        (_ext(b"x", b"11 path=b.py"), "malformed"),  # no newline
+        (_ext(b"x", _pax(("path", "b.py")) + b"junk"), "malformed"),
+        (_ext(b"x", _pax(("path", "b.py")) + b"\0junk"), "bytes after"),
+        (_ext(b"x", b"0 =\n"), "malformed"),
+        (bytes(_block("bot.py", tarfile.REGTYPE))[:148] + b"0000000\0" + bytes(356), "checksum"),
+    ],
+    ids=["negative-size", "pax-size", "length", "newline", "junk", "trailing", "zero", "checksum"],
+)
+def test_malformed_tar_metadata_is_damaged(tar: bytes, detail: str):
+    message = refused("b.tgz", gzip.compress(tar + END), "damaged or unreadable")
+    assert detail in message, message
+
+
+def test_the_walk_follows_tarfile_where_sizes_are_special():
+    """A pax ``size`` replaces the header's; an old-style folder (a plain entry named with
+    a slash) and a link skip no data whatever their size says: as tarfile reads them."""
+    data = b"0123456789"
+    sized = _ext(b"x", _pax(("size", "10"))) + _block("d.bin", tarfile.REGTYPE) + _padded(data)
+    assert check_upload("b.tgz", gzip.compress(sized + BOT_ENTRY + END)).files["d.bin"] == data
+    old_folder = _block("lib/", tarfile.AREGTYPE, size_field=b"00000001000\0")
+    tar = old_folder + BOT_ENTRY + END
+    with tarfile.open(fileobj=io.BytesIO(tar)) as tf:
+        assert scanned(tar) == 2 == len(tf.getmembers())
+    assert check_upload("b.tgz", gzip.compress(tar)).files == {"bot.py": BOT}
+
+
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1, max_size=6))
+def test_whatever_the_walk_lets_through_tarfile_reads_the_same_entries(edits):
+    from arena.web.archive_scan import ArchiveDamaged, ArchiveRefused
+
+    seed = (
+        make_tar(
+            [member("bot.py", BOT), member("lib", kind=tarfile.DIRTYPE), member("l" * 120, b"x")],
+            tarfile.PAX_FORMAT,
+        )
+        + _ext(b"g", _pax(("comment", "abc")))
+        + BOT_ENTRY
+    )
+    data = bytearray(seed)
+    for at, value in edits:
+        data[at % len(data)] = value
+    try:
+        count = scanned(bytes(data))
+    except (ArchiveRefused, ArchiveDamaged):
+        return
+    try:
+        with tarfile.open(fileobj=io.BytesIO(bytes(data)), mode="r:") as tf:
+            listed = len(tf.getmembers())
+    except tarfile.TarError:
+        return
+    assert listed <= count  # tarfile never reads past where the walk went
+
+
+def scanned_zip(data: bytes, max_entries: int = 1000) -> int:
+    from arena.web.archive_scan import scan_zip
+
+    return scan_zip(data, max_entries)
+
+
+def _zip64(data: bytes) -> bytes:
+    """The zip with a zip64 end record and locator, its classic end record saying 'see
+    zip64' (as a zip64 writer leaves it)."""
+    end = data.rindex(b"PK\x05\x06")
+    _, _, _, n, total, size, offset, _ = struct.unpack_from("<4s4H2LH", data, end)
+    record = struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, n, total, size, offset)
+    locator = struct.pack("<4sLQL", b"PK\x06\x07", 0, end, 1)
+    classic = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF,
+                          0xFFFFFFFF, 0)  # fmt: skip
+    return data[:end] + record + locator + classic
+
+
+def test_the_zip_walk_counts_honest_zips_as_zipfile_does():
+    plain = make_zip([("bot.py", BOT), ("lib/", b""), ("lib/x.py", b"1")])
+    commented = io.BytesIO()
+    with zipfile.ZipFile(commented, "w") as zf:
+        zf.writestr("bot.py", BOT)
+        zf.comment = b"made by hand"
+    for data in (plain, _zip64(plain), commented.getvalue(), b"junk before" + plain):
+        count = scanned_zip(data)
+        assert count == len(zipfile.ZipFile(io.BytesIO(data)).infolist())
+        if data.startswith(b"PK"):  # (the gate wants the zip's own first bytes)
+            assert "bot.py" in check_upload("b.zip", data).files
+
+
+def test_oversized_zip_metadata_is_refused_before_zipfile_reads_it():
+    one = make_zip([("bot.py", BOT)])
+    with_comment = io.BytesIO()
+    with zipfile.ZipFile(with_comment, "w") as zf:
+        zf.writestr("bot.py", BOT)
+        zf.comment = b"c" * 65_000
+    refused("b.zip", with_comment.getvalue(), "comment is 65000 bytes")
+    lie = bytearray(one)
+    struct.pack_into("<HH", lie, lie.rindex(b"PK\x05\x06") + 8, 5000, 5000)
+    refused("b.zip", bytes(lie), "over 1000 entries")
+    info = zipfile.ZipInfo("data.bin")
+    info.extra = struct.pack("<HH", 0xCAFE, 5000) + bytes(5000)
+    refused("b.zip", make_zip([("bot.py", BOT), (info, b"x")]), "extra field or comment")
+    # 60,000 directory entries: refused at the 1,001st, long before zipfile would list them
+    cd, end = one.index(b"PK\x01\x02"), one.rindex(b"PK\x05\x06")
+    directory = one[cd:end] * 60_000
+    huge = (
+        one[:cd]
+        + directory
+        + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 1000, 1000, len(directory), cd, 0)
+    )
+    refused("b.zip", huge, "over 1000 entries")
+    refused("b.zip", one[:-30] + one[-22:], "damaged")  # the directory cut short
+
+
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1, max_size=6))
+def test_whatever_the_zip_walk_lets_through_zipfile_lists_alike(edits):
+    from arena.web.archive_scan import ArchiveDamaged, ArchiveRefused
+
+    data = bytearray(_zip64(make_zip([("bot.py", BOT), ("lib/x.py", b"1" * 300)])))
+    for at, value in edits:
+        data[at % len(data)] = value
+    try:
+        count = scanned_zip(bytes(data))
+    except (ArchiveRefused, ArchiveDamaged):
+        return
+    try:
+        listed = len(zipfile.ZipFile(io.BytesIO(bytes(data))).infolist())
+    except (zipfile.BadZipFile, ValueError, struct.error, UnicodeDecodeError):
+        return
+    assert listed == count
