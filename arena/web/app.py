@@ -117,18 +117,21 @@ def create_app(config: WebConfig) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         reason = one_line(exc.detail)
+        headers = getattr(exc, "headers", None) or {}  # a redirect's location, a Retry-After
         if wants_json(request):
-            return JSONResponse({"error": reason}, status_code=exc.status_code)
+            return JSONResponse({"error": reason}, status_code=exc.status_code, headers=headers)
         from .security import visitor
 
         try:
             who = visitor(request)
         except HTTPException:
             who = Visitor(None, "")
-        return render(
+        page = render(
             request, who, "error.html", {"status": exc.status_code, "reason": reason},
             exc.status_code,
         )  # fmt: skip
+        page.headers.update(headers)
+        return page
 
     @app.exception_handler(RequestValidationError)
     async def bad_input(request: Request, exc: RequestValidationError) -> Response:
