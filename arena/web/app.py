@@ -27,6 +27,7 @@ from .accounts import RateLimiter
 from .contest import StandingsCache, WebConfig, contest_settings, ensure_contest
 from .pages import HERE, render
 from .security import Guard, Visitor
+from .table_budget import PlayLimits
 from .tables import Tables
 from .uploads import UploadLimits
 
@@ -88,6 +89,7 @@ def create_app(config: WebConfig) -> FastAPI:
         time_control=TimeControl(**settings.get("time_control", {})),
         store_start=lambda table: games.started(engine, table),
         store_end=lambda table, summary, record: games.ended(engine, table, summary, record),
+        limits=PlayLimits.from_settings(config.extra, config.sandbox),
     )
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
