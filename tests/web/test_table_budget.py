@@ -157,3 +157,49 @@ def test_the_default_budget_is_a_share_of_the_machines_memory(monkeypatch):
     monkeypatch.setenv("ARENA_PLAY_MEMORY", "4096")
     assert PlayLimits.from_settings({}, sandbox="docker").budget_mb == 4096
     assert PlayLimits.from_settings({}, sandbox="docker").seat_mb == 256
+
+
+# ----- the decision alone --------------------------------------------------------------------
+def _limits(**changes: Any) -> Any:
+    from arena.web.table_budget import PlayLimits
+
+    return PlayLimits(**({"budget_mb": 1000, "seat_mb": 100, "max_live": 4} | changes))
+
+
+def _held(table_id: str, owner: int, idle_s: float, cost_mb: int = 100, address: str = "a") -> Any:
+    from arena.web.table_budget import Held
+
+    return Held(table_id, owner, address, cost_mb, idle_s)
+
+
+def test_a_full_server_never_takes_anyones_last_table():
+    from arena.web.table_budget import decide
+
+    held = [_held(f"t{i}", i, idle_s=100 - i) for i in range(4)]  # four people, one each
+    verdict = decide(_limits(), held, owner=9, address="b", cost_mb=100)
+    assert verdict.reclaim == () and "busy" in (verdict.refusal or "")
+
+
+def test_room_comes_from_the_longest_idle_table_over_its_share():
+    from arena.web.table_budget import decide
+
+    held = [_held("a1", 1, 5), _held("a2", 1, 50), _held("b1", 2, 500), _held("b2", 2, 40)]
+    verdict = decide(_limits(), held, owner=3, address="c", cost_mb=100)
+    assert verdict.refusal is None
+    assert [t for t, _ in verdict.reclaim] == ["b1"]  # the longest idle of an over-share owner
+
+
+def test_idle_tables_go_even_when_the_request_is_refused():
+    from arena.web.table_budget import decide
+
+    held = [_held("a1", 1, 5), _held("a2", 1, 9999)]
+    verdict = decide(_limits(idle_s=600, per_account=1), held, owner=1, address="a", cost_mb=100)
+    assert [t for t, _ in verdict.reclaim] == ["a2"] and verdict.refusal is not None
+
+
+def test_a_table_bigger_than_the_share_is_refused_rather_than_evicting():
+    from arena.web.table_budget import decide
+
+    held = [_held("a1", 1, 90, cost_mb=300), _held("a2", 1, 80, cost_mb=300)]
+    verdict = decide(_limits(), held, owner=2, address="b", cost_mb=600)  # share: 500 MiB
+    assert verdict.reclaim == () and "memory" in (verdict.refusal or "")
