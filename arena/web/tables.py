@@ -457,6 +457,13 @@ class Tables:
         table.start(self)
         return table
 
+    def end_for(self, owner: int, why: str) -> None:
+        """End every live table of an account (its password was reset: whoever held the
+        account keeps no seat)."""
+        for table in list(self.live.values()):
+            if table.owner == owner:
+                table.reclaim(why)
+
     def get(self, table_id: str) -> Table | None:
         return self.live.get(table_id)
 

@@ -7,6 +7,7 @@ import json
 import secrets
 from typing import Annotated, Any
 
+import anyio.from_thread
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
@@ -192,6 +193,8 @@ def admin_reset_password(
         account, password = reset_password(request.app.state.engine, name.strip())
     except AccountError as exc:
         return render(request, who, "admin.html", admin_context(request, error=str(exc)), 400)
+    tables = request.app.state.tables  # on the event loop: tables are the loop's
+    anyio.from_thread.run_sync(tables.end_for, account.id, "the account's password was reset")
     created = {"name": account.name, "password": password, "what": "reset"}
     return render(request, who, "admin.html", admin_context(request, created=created))
 

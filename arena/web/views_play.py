@@ -298,6 +298,9 @@ async def table_socket(ws: WebSocket, table_id: str) -> None:
             if message["type"] == "websocket.disconnect":
                 break
             text = message.get("text")
+            if who.account is not None and not await asyncio.to_thread(_still_signed_in, ws, who):
+                await ws.close(code=1008)
+                break
             allowed = bucket.take(asyncio.get_running_loop().time())
             if allowed is None:
                 await ws.close(code=1008)
@@ -316,6 +319,16 @@ async def table_socket(ws: WebSocket, table_id: str) -> None:
     finally:
         sender.cancel()
         table.detach(queue)
+
+
+def _still_signed_in(ws: WebSocket, who: Visitor) -> bool:
+    """The sign-in that opened the socket still holds: a password change or reset ends the
+    account's other sessions and revokes its tokens, and their open sockets act no more."""
+    try:
+        now = visitor(ws)
+    except HTTPException:
+        return False
+    return now.account is not None and who.account is not None and now.account.id == who.account.id
 
 
 async def _send_updates(send: Any, table: Any, past: list[Any], queue: Any) -> None:

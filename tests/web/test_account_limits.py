@@ -18,6 +18,7 @@ import pytest
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 from test_api import BOT, csrf_of, sign_in
+from test_tables import Page, cookie_of
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
@@ -46,6 +47,13 @@ def sign_up_from(url: str, app, name: str, address: str, password: str = "partic
 def login(client: httpx.Client, name: str, password: str) -> httpx.Response:
     token = csrf_of(client, "/login")
     return client.post("/login", data={"name": name, "password": password, "csrf": token})
+
+
+def open_table(client: httpx.Client) -> str:
+    play = {"rules": "hk", "players": "2", "seat": "0", "hands": "1", "opponent": ["greedy"]}
+    r = client.post("/play", data=play | {"csrf": csrf_of(client, "/play")})
+    assert r.status_code == 303, r.text
+    return r.headers["location"]
 
 
 def new_token(client: httpx.Client, label: str = "laptop") -> str:
@@ -140,6 +148,8 @@ def test_api_tokens_stop_working_after_a_password_change(site):
     assert login(other, "alice", "participant-pw").status_code == 303
     script = bearer(url, new_token(alice))
     assert script.get("/api/me").status_code == 200
+    stolen = Page(url, open_table(other), additional_headers={"Cookie": cookie_of(other)})
+    assert stolen.ask({"type": "check", "cards": ["3D"], "id": 1})["type"] == "check"
     r = alice.post(
         "/account/password",
         data={
@@ -157,6 +167,10 @@ def test_api_tokens_stop_working_after_a_password_change(site):
     )
     assert other.get("/account").status_code == 401  # the other session ended
     assert alice.get("/account").status_code == 200  # this one stays
+    # the ended session's open table socket acts no more
+    with pytest.raises(ConnectionClosed):
+        for _ in range(3):
+            stolen.ask({"type": "check", "cards": ["3D"], "id": 1})
     assert list_tokens(app.state.engine, account_by_name(app.state.engine, "alice").id) == []
 
 
@@ -164,10 +178,15 @@ def test_the_organizers_reset_gives_a_one_time_password_and_ends_everything(site
     url, app = site
     alice = sign_up_from(url, app, "alice", "127.0.0.2")
     script = bearer(url, new_token(alice))
+    table = open_table(alice)
+    seat = Page(url, table, additional_headers={"Cookie": cookie_of(alice)})
+    assert seat.recv()["type"] == "hello"
     org = sign_in(url, "org", "organizer-pw")
     page = org.post("/admin/users/reset", data={"name": "alice", "csrf": csrf_of(org, "/admin")})
     assert page.status_code == 200, page.text
     password = re.search(r'id="one-time-password">([^<]+)<', page.text).group(1)
+    assert "password was reset" in seat.until("error", timeout=10)["why"]  # no seat kept
+    seat.close()
     assert alice.get("/account").status_code == 401
     assert script.get("/api/me").status_code == 401
     assert login(client_from(url, "127.0.0.2"), "alice", "participant-pw").status_code == 401
