@@ -36,10 +36,13 @@ without a server.
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger("arena.web.table_budget")
 
 DEFAULT_FRACTION = 0.5
 """The share of the machine's memory Play tables' bots may be promised by default: the
@@ -138,7 +141,12 @@ class PlayLimits:
         else:
             total = machine_memory_mb()
             text = os.environ.get("ARENA_PLAY_MEMORY", "").strip()
-            budget = parse_budget(text, total) if text else int(total * DEFAULT_FRACTION)
+            budget = int(total * DEFAULT_FRACTION)
+            if text:
+                try:
+                    budget = parse_budget(text, total)
+                except ValueError as exc:  # a server still starts, and says why
+                    log.warning("%s; using the default, %d MiB", exc, budget)
             budget = max(budget, MAX_SEATS * seat)  # one table of four always fits
         return cls(
             budget_mb=budget,

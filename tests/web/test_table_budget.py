@@ -157,6 +157,10 @@ def test_the_default_budget_is_a_share_of_the_machines_memory(monkeypatch):
     monkeypatch.setenv("ARENA_PLAY_MEMORY", "4096")
     assert PlayLimits.from_settings({}, sandbox="docker").budget_mb == 4096
     assert PlayLimits.from_settings({}, sandbox="docker").seat_mb == 256
+    monkeypatch.setenv("ARENA_PLAY_MEMORY", "lots")  # a mistyped setting: the default, said
+    assert PlayLimits.from_settings({}, sandbox="docker").budget_mb == pytest.approx(
+        total * 0.5, abs=1
+    )
 
 
 # ----- the decision alone --------------------------------------------------------------------
