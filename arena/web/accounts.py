@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import select
+from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
@@ -104,9 +104,11 @@ def create_user(
         return _account(user), password
 
 
-def set_password(engine: Engine, user_id: int, password: str) -> None:
-    """A new password (the page that sets it then ends the account's other sessions, a
-    stolen one too: :func:`end_other_sessions`)."""
+def set_password(engine: Engine, user_id: int, password: str, keep_session: str | None) -> None:
+    """A new password, chosen by the account's holder.  Everything the old password opened
+    closes with it, in the same transaction: the account's API tokens are revoked and its
+    sessions ended but ``keep_session`` (the browser that made the change) — whoever learned
+    the old password, or stole a session or a token, keeps nothing."""
     check_password(password)
     with Session(engine) as session, session.begin():
         user = session.get(User, user_id)
@@ -114,6 +116,36 @@ def set_password(engine: Engine, user_id: int, password: str) -> None:
             raise AccountError("no such account")
         user.password_hash = _hasher.hash(password)
         user.must_change_password = False
+        _close_everything(session, user_id, keep_session)
+
+
+def reset_password(engine: Engine, name: str) -> tuple[Account, str]:
+    """The organizer's reset of a participant's forgotten password: a new one-time password
+    (shown once to the organizer; it opens nothing but choosing a new one), every API token
+    revoked and every session ended."""
+    password = secrets.token_urlsafe(12)
+    with Session(engine) as session, session.begin():
+        user = session.scalar(select(User).where(User.name == name))
+        if user is None or user.role != "participant":
+            raise AccountError(f"no participant named {name!r}")
+        user.password_hash = _hasher.hash(password)
+        user.must_change_password = True
+        _close_everything(session, user.id, None)
+        return _account(user), password
+
+
+def _close_everything(session: Session, user_id: int, keep_session: str | None) -> None:
+    keep_hash = digest(keep_session) if keep_session else None
+    session.execute(
+        update(ApiToken)
+        .where(ApiToken.user_id == user_id, ApiToken.revoked.is_(False))
+        .values(revoked=True)
+    )
+    session.execute(
+        delete(WebSession).where(
+            WebSession.user_id == user_id, WebSession.token_hash != (keep_hash or "")
+        )
+    )
 
 
 def authenticate(engine: Engine, name: str, password: str) -> Account | None:
@@ -185,14 +217,6 @@ def end_session(engine: Engine, token: str) -> None:
             session.delete(row)
 
 
-def end_other_sessions(engine: Engine, user_id: int, keep: str | None) -> None:
-    keep_hash = digest(keep) if keep else None
-    with Session(engine) as session, session.begin():
-        for row in session.scalars(select(WebSession).where(WebSession.user_id == user_id)):
-            if row.token_hash != keep_hash:
-                session.delete(row)
-
-
 def _aware(moment: datetime) -> datetime:
     """SQLite hands back naive datetimes (stored in UTC); PostgreSQL aware ones."""
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
@@ -219,6 +243,10 @@ def create_token(engine: Engine, user_id: int, label: str) -> str:
         raise AccountError("a token's label is printable text")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with Session(engine) as session, session.begin():
+        user = session.get(User, user_id)
+        if user is None or user.disabled or user.must_change_password:
+            # never a token that outlives a one-time password (see security.password_due)
+            raise AccountError("set a new password first: a one-time password makes no tokens")
         live = session.scalars(
             select(ApiToken.id).where(ApiToken.user_id == user_id, ApiToken.revoked.is_(False))
         ).all()
@@ -298,3 +326,27 @@ class RateLimiter:
             for key, _ in keys:
                 self._events[key].append(moment)
             return 0.0
+
+    def forget(self, key: str) -> None:
+        """Clear one key's count (a right password clears its own name-and-address count,
+        so an honest typo or two is not carried into the next sign-in)."""
+        with self._lock:
+            self._events.pop(key, None)
+
+
+def attempt_keys(name: str, address: str, limits: tuple[int, int]) -> list[tuple[str, int]]:
+    """The counts a password attempt (a sign-in, or the current password on a change) goes
+    under: its name *at its address*, and its address across names.
+
+    Not the name alone: then anyone anywhere locks an account's owner out by typing wrong
+    passwords for it.  Per (name, address), a stranger's failures lock out only the
+    stranger; the per-address count keeps one address from spraying many names (an IPv6
+    visitor is counted by its /64, see ``security.address_key``).  A guesser with many
+    addresses still pays an argon2 verification per guess, and gets ``limits[0]`` guesses
+    per window per address."""
+    per_name, per_address = limits
+    return [(name_key(name, address), per_name), (f"addr:{address}", per_address)]
+
+
+def name_key(name: str, address: str) -> str:
+    return f"name:{name.lower()}@{address}"

@@ -27,6 +27,7 @@ from .accounts import RateLimiter
 from .contest import StandingsCache, WebConfig, contest_settings, ensure_contest
 from .pages import HERE, render
 from .security import Guard, Visitor
+from .table_budget import PlayLimits
 from .tables import Tables
 from .uploads import UploadLimits
 
@@ -88,6 +89,7 @@ def create_app(config: WebConfig) -> FastAPI:
         time_control=TimeControl(**settings.get("time_control", {})),
         store_start=lambda table: games.started(engine, table),
         store_end=lambda table, summary, record: games.ended(engine, table, summary, record),
+        limits=PlayLimits.from_settings(config.extra, config.sandbox),
     )
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
@@ -117,18 +119,21 @@ def create_app(config: WebConfig) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         reason = one_line(exc.detail)
+        headers = getattr(exc, "headers", None) or {}  # a redirect's location, a Retry-After
         if wants_json(request):
-            return JSONResponse({"error": reason}, status_code=exc.status_code)
+            return JSONResponse({"error": reason}, status_code=exc.status_code, headers=headers)
         from .security import visitor
 
         try:
             who = visitor(request)
         except HTTPException:
             who = Visitor(None, "")
-        return render(
+        page = render(
             request, who, "error.html", {"status": exc.status_code, "reason": reason},
             exc.status_code,
         )  # fmt: skip
+        page.headers.update(headers)
+        return page
 
     @app.exception_handler(RequestValidationError)
     async def bad_input(request: Request, exc: RequestValidationError) -> Response:

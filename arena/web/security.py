@@ -12,11 +12,13 @@ no CSRF token.
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import HTTPException, Request
+from fastapi import HTTPException
+from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .accounts import Account, session_account, token_account
@@ -53,9 +55,11 @@ class Visitor:
         return self.account is not None and self.account.is_organizer
 
 
-def visitor(request: Request) -> Visitor:
-    """The request's visitor (a FastAPI dependency).  A bearer token that is not valid is
-    an error rather than an anonymous visit, so a script learns its token is wrong."""
+def visitor(request: HTTPConnection) -> Visitor:
+    """The request's visitor (a FastAPI dependency of every page, API route and socket: the
+    only way a view learns who asks).  A bearer token that is not valid is an error rather
+    than an anonymous visit, so a script learns its token is wrong.  An account whose
+    password is one-time gets no further than choosing a new one (:func:`password_due`)."""
     engine = request.app.state.engine
     auth = request.headers.get("authorization", "")
     if auth:
@@ -65,13 +69,63 @@ def visitor(request: Request) -> Visitor:
         account = token_account(engine, token.strip())
         if account is None:
             raise HTTPException(401, "this API token is not valid (revoked or mistyped)")
+        password_due(request, account, by_api_token=True)
         return Visitor(account, "", None, True)
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie:
         found = session_account(engine, cookie)
         if found is not None:
+            password_due(request, found[0], by_api_token=False)
             return Visitor(found[0], found[1], cookie)
     return Visitor(None, getattr(request.state, "anon_csrf", ""))
+
+
+ACCOUNT_PAGE = "/account"
+WHILE_PASSWORD_DUE = {("GET", ACCOUNT_PAGE), ("POST", "/account/password"), ("POST", "/logout")}
+"""What an account with a one-time password may do: read the account page, set a new
+password, sign out.  Nothing else, by any route: pages, the API, uploads, tokens, tables and
+their sockets."""
+PASSWORD_DUE = "set a new password first: your password is a one-time password (see /account)"
+
+
+def password_due(request: HTTPConnection, account: Account, by_api_token: bool) -> None:
+    """Refuse everything but :data:`WHILE_PASSWORD_DUE` to an account whose password must
+    change.  Checked here, in the one dependency every view uses to learn its visitor, so a
+    new view cannot forget it: a one-time password (printed, handed over, maybe seen by
+    others) buys nothing but its own replacement.  A page is sent to the account page; the
+    API, a script's token and a WebSocket are refused (403, the reason as JSON)."""
+    if not account.must_change_password:
+        return
+    page = request.scope["type"] == "http"
+    path = request.url.path
+    if page and not by_api_token and (request.scope["method"], path) in WHILE_PASSWORD_DUE:
+        return
+    if by_api_token or not page or path.startswith("/api"):
+        raise HTTPException(403, PASSWORD_DUE)
+    raise HTTPException(303, PASSWORD_DUE, headers={"location": ACCOUNT_PAGE})
+
+
+def address_key(host: str) -> str:
+    """The address a visitor is counted under: an IPv4 address as it is, an IPv6 address by
+    its /64 (one customer's network: a host picks any of 2^64 addresses in it at will, so
+    counting single IPv6 addresses would count nothing).  IPv4-mapped IPv6 is IPv4."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
+def client_address(request: HTTPConnection) -> str:
+    """The visitor's address key: the connection's peer as the server saw it (the ASGI
+    ``client``), never a header a visitor writes.  ``arena serve`` runs uvicorn with
+    ``proxy_headers=False``, so ``X-Forwarded-For`` is only believed when whoever starts the
+    server chose to trust a proxy."""
+    return address_key(request.client.host) if request.client else "?"
 
 
 def check_csrf(who: Visitor, submitted: str | None) -> None:

@@ -23,6 +23,7 @@ import contextlib
 import logging
 import secrets
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,7 @@ from ..match import run_match
 from ..referee.session import TimeControl
 from ..text import printable
 from .human import HumanSeat, epoch_ms
+from .table_budget import Held, PlayLimits, decide
 
 log = logging.getLogger("arena.web.tables")
 
@@ -104,6 +106,14 @@ class Table:
     id: str
     owner: int | None
     setup: TableSetup
+    address: str = ""
+    """Where the person opened it from (``security.client_address``): a cap per address."""
+    last_move: float = field(default_factory=time.monotonic)
+    """When the person last moved (or the table opened): how idle it is."""
+    memory_mb: int = 0
+    """What its bot seats may take, counted against the server's budget."""
+    limits: dict[str, Any] | None = None
+    """The sandbox's limits for its bots (None: the sandbox's own)."""
     seed: str = field(default_factory=lambda: secrets.token_hex(16))
     status: str = "starting"  # starting → playing → over | failed | interrupted
     log: list[dict[str, Any]] = field(default_factory=list)
@@ -118,6 +128,7 @@ class Table:
     _reveals: dict[int, list[list[str]]] = field(default_factory=dict)
     _hinters: dict[str, Bot] = field(default_factory=dict)
     _held: list[dict[str, Any]] = field(default_factory=list)  # the match's end, until stored
+    _reclaimed: str = ""
 
     def __post_init__(self) -> None:
         self.person = HumanSeat(self.setup.person)
@@ -161,11 +172,14 @@ class Table:
                     on_remote=seated,
                     all_must_start=True,
                     seat_time={setup.seat: human_tc},
+                    limits=self.limits,
                 )
-            except asyncio.CancelledError:  # the server stops: the game is said to be cut off
+            except asyncio.CancelledError:  # the server stops, or the table is reclaimed
                 self.status = "interrupted"
                 with contextlib.suppress(Exception):
                     tables.store_end(self, None, b"")
+                if self._reclaimed:
+                    self._publish({"type": "closed"})
                 raise
             except Exception as exc:  # the server's sandbox or a bot: the page is told
                 log.exception("table %s failed", self.id)
@@ -318,6 +332,7 @@ class Table:
             why = await self.person.answer(turn_id, "pass" if kind == "pass" else cards)
             if why:
                 return {"type": "refused", "turn_id": turn_id, "why": why}
+            self.last_move = time.monotonic()
             return {"type": "sent", "turn_id": turn_id}
         if kind == "check":
             return {"type": "check", "cards": cards, "id": ident} | self.person.check(cards)
@@ -359,6 +374,19 @@ class Table:
             "why": None,
         }
 
+    def reclaim(self, why: str) -> None:
+        """End the table now to free what it holds (see ``table_budget``): its page is told
+        why, the game is stored as interrupted, its bots are stopped."""
+        if self._reclaimed or self.status not in ("starting", "playing"):
+            return
+        self._reclaimed = why
+        self.status = "interrupted"  # no longer live, from now on (its bots stop meanwhile)
+        log.info("table %s reclaimed: %s", self.id, why)
+        self._publish({"type": "error", "why": why})
+        for task in (self._leave, self._task):
+            if task is not None and not task.done():
+                task.cancel()
+
     async def stop(self) -> None:
         for task in (self._leave, self._task):
             if task is not None and not task.done():
@@ -375,30 +403,66 @@ class TableLimit(ValueError):
 @dataclass
 class Tables:
     """The server's live tables.  ``store_start``/``store_end`` keep each game in the
-    database (given by the app, so this module needs no session)."""
+    database (given by the app, so this module needs no session).  Which tables may open is
+    a budget (``limits``, see :mod:`arena.web.table_budget`): memory promised to bots,
+    tables per account and per address, idle tables reclaimed, fair when full."""
 
     sandbox: str
     time_control: TimeControl
     store_start: Callable[[Table], None]
     store_end: Callable[[Table, dict[str, Any] | None, bytes], None]
-    max_live: int = 20
-    max_per_owner: int = 2
+    limits: PlayLimits | None = None
     live: dict[str, Table] = field(default_factory=dict)
 
-    def open(self, owner: int | None, setup: TableSetup, table_id: str | None = None) -> Table:
+    def __post_init__(self) -> None:
+        if self.limits is None:
+            self.limits = PlayLimits.from_settings({}, self.sandbox)
+
+    @property
+    def max_live(self) -> int:
+        assert self.limits is not None
+        return self.limits.max_live
+
+    def open(
+        self, owner: int | None, setup: TableSetup, table_id: str | None = None, address: str = ""
+    ) -> Table:
+        """A new table, or :class:`TableLimit` saying why not.  Tables the budget reclaims
+        to make room (idle ones, or an over-share account's longest-idle) end first."""
+        limits = self.limits
+        assert limits is not None
         self._forget_finished()
+        cost = (setup.rules.players - 1) * limits.seat_mb
+        moment = time.monotonic()
         playing = [t for t in self.live.values() if t.status in ("starting", "playing")]
-        if len(playing) >= self.max_live:
-            raise TableLimit(f"the server is busy ({self.max_live} games): try again soon")
-        if owner is not None and sum(t.owner == owner for t in playing) >= self.max_per_owner:
-            raise TableLimit(
-                f"you already play {self.max_per_owner} games: finish or leave one first"
-            )
-        table = Table(table_id or secrets.token_urlsafe(18), owner, setup)
+        held = [
+            Held(t.id, t.owner, t.address, t.memory_mb, moment - t.last_move)
+            for t in playing
+            if not t._reclaimed
+        ]
+        verdict = decide(limits, held, owner, address, cost)
+        for victim, why in verdict.reclaim:
+            self.live[victim].reclaim(why)
+        if verdict.refusal is not None:
+            raise TableLimit(verdict.refusal)
+        table = Table(
+            table_id or secrets.token_urlsafe(18),
+            owner,
+            setup,
+            address=address,
+            memory_mb=cost,
+            limits={"memory_mb": limits.seat_mb} if limits.enforce_seat_mb else None,
+        )
         self.store_start(table)
         self.live[table.id] = table
         table.start(self)
         return table
+
+    def end_for(self, owner: int, why: str) -> None:
+        """End every live table of an account (its password was reset: whoever held the
+        account keeps no seat)."""
+        for table in list(self.live.values()):
+            if table.owner == owner:
+                table.reclaim(why)
 
     def get(self, table_id: str) -> Table | None:
         return self.live.get(table_id)
@@ -406,7 +470,7 @@ class Tables:
     def _forget_finished(self) -> None:
         """Finished tables stay for their pages a while (the page may still be reading);
         past the limit the oldest finished ones go (their games are stored)."""
-        done = [k for k, t in self.live.items() if t.status in ("over", "failed")]
+        done = [k for k, t in self.live.items() if t.status in ("over", "failed", "interrupted")]
         for key in done[: max(0, len(done) - self.max_live)]:
             del self.live[key]
 

@@ -13,12 +13,13 @@ from sqlalchemy.orm import Session
 
 from .accounts import (
     AccountError,
+    attempt_keys,
     authenticate,
     create_token,
     create_user,
-    end_other_sessions,
     end_session,
     list_tokens,
+    name_key,
     revoke_token,
     set_password,
     start_session,
@@ -26,7 +27,15 @@ from .accounts import (
 from .contest import contest_settings
 from .models import Upload
 from .pages import render
-from .security import SESSION_COOKIE, Visitor, check_csrf, cookie_options, require_account, visitor
+from .security import (
+    SESSION_COOKIE,
+    Visitor,
+    check_csrf,
+    client_address,
+    cookie_options,
+    require_account,
+    visitor,
+)
 
 router = APIRouter()
 Who = Annotated[Visitor, Depends(visitor)]
@@ -34,8 +43,19 @@ Field = Annotated[str, Form(max_length=300)]
 Csrf = Annotated[str, Form(max_length=200)]
 
 
-def _address(request: Request) -> str:
-    return request.client.host if request.client else "?"
+def _password_attempt(request: Request, name: str) -> str:
+    """Count one password attempt for ``name`` from this address (429 when its counts are
+    full: see ``accounts.attempt_keys``); the key a right password clears."""
+    state = request.app.state
+    address = client_address(request)
+    wait = state.login_limiter.hit(*attempt_keys(name, address, state.config.login_limits))
+    if wait:
+        raise HTTPException(
+            429,
+            f"too many password attempts from your address: wait {int(wait) + 1} s",
+            headers={"retry-after": str(int(wait) + 1)},
+        )
+    return name_key(name, address)
 
 
 def _signed_in(request: Request, account_id: int, to: str) -> Response:
@@ -58,18 +78,14 @@ def login_page(request: Request, who: Who) -> Response:
 @router.post("/login", include_in_schema=False)
 def login(request: Request, who: Who, name: Field, password: Field, csrf: Csrf = "") -> Response:
     check_csrf(who, csrf)
-    per_account, per_address = request.app.state.config.login_limits
-    wait = request.app.state.login_limiter.hit(
-        (f"name:{name.lower()}", per_account), (f"addr:{_address(request)}", per_address)
-    )
-    if wait:
-        raise HTTPException(429, f"too many sign-in attempts: wait {int(wait) + 1} s")
+    key = _password_attempt(request, name)
     account = authenticate(request.app.state.engine, name, password)
     if account is None:
         return render(
             request, who, "login.html",
             {"title": "Sign in", "name": name, "error": "wrong name or password"}, 401,
         )  # fmt: skip
+    request.app.state.login_limiter.forget(key)
     return _signed_in(request, account.id, "/account" if account.must_change_password else "/")
 
 
@@ -85,7 +101,9 @@ def signup(
     """A participant's account, for whoever holds the contest's join code."""
     check_csrf(who, csrf)
     state = request.app.state
-    wait = state.login_limiter.hit((f"addr:{_address(request)}", state.config.login_limits[1]))
+    wait = state.login_limiter.hit(
+        (f"addr:{client_address(request)}", state.config.login_limits[1])
+    )
     if wait:
         raise HTTPException(429, f"too many attempts: wait {int(wait) + 1} s")
     code = contest_settings(state.engine, state.config.ladder).get("join_code") or ""
@@ -146,19 +164,24 @@ def account_page(request: Request, who: Who) -> Response:
 def change_password(
     request: Request, who: Who, current: Field, new: Field, csrf: Csrf = ""
 ) -> Response:
+    """A new password.  The current one is asked for and its wrong guesses count as
+    sign-in attempts do (per name and address), so a stolen session cannot try passwords
+    faster than the sign-in page lets anyone.  The change revokes every API token and ends
+    every other session (``accounts.set_password``)."""
     check_csrf(who, csrf)
     account = require_account(who)
     engine = request.app.state.engine
+    key = _password_attempt(request, account.name)
     if authenticate(engine, account.name, current) is None:
         ctx = account_context(request, who, error="the current password is wrong")
         return render(request, who, "account.html", ctx, 403)
+    request.app.state.login_limiter.forget(key)
     try:
-        set_password(engine, account.id, new)
+        set_password(engine, account.id, new, keep_session=who.session_token)
     except AccountError as exc:
         return render(
             request, who, "account.html", account_context(request, who, error=str(exc)), 400
         )
-    end_other_sessions(engine, account.id, keep=who.session_token)
     return RedirectResponse("/account?changed=1", status_code=303)
 
 

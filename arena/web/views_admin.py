@@ -7,6 +7,7 @@ import json
 import secrets
 from typing import Annotated, Any
 
+import anyio.from_thread
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
@@ -15,7 +16,7 @@ from bigtwo import PRESETS, RulesError, RuleSet
 from bigtwo.jsontext import loads_bounded
 
 from ..ladder.queries import StoreError, entrants, pause, retire
-from .accounts import AccountError, create_user
+from .accounts import AccountError, create_user, reset_password
 from .contest import contest_settings, ladder_row, played_any, set_rules, update_settings
 from .pages import render
 from .player import MATCHES_PER_BOT
@@ -178,6 +179,25 @@ def admin_new_user(
         "admin.html",
         admin_context(request, created={"name": account.name, "password": password}),
     )
+
+
+@router.post("/admin/users/reset", include_in_schema=False)
+def admin_reset_password(
+    request: Request, who: Who, name: Annotated[str, Form(max_length=40)], csrf: Csrf = ""
+) -> Response:
+    """A participant's forgotten password: a new one-time password (shown once), which
+    opens nothing but choosing a new one; the account's API tokens are revoked and its
+    sessions ended (whoever held the old password keeps nothing)."""
+    check_csrf(who, csrf)
+    require_organizer(who)
+    try:
+        account, password = reset_password(request.app.state.engine, name.strip())
+    except AccountError as exc:
+        return render(request, who, "admin.html", admin_context(request, error=str(exc)), 400)
+    tables = request.app.state.tables  # on the event loop: tables are the loop's
+    anyio.from_thread.run_sync(tables.end_for, account.id, "the account's password was reset")
+    created = {"name": account.name, "password": password, "what": "reset"}
+    return render(request, who, "admin.html", admin_context(request, created=created))
 
 
 ACTIONS = {"pause": (pause, False), "resume": (pause, True),

@@ -26,7 +26,7 @@ from . import games
 from .contest import contest_rules, ladder_row
 from .pages import render
 from .rules_text import nearest_preset
-from .security import Visitor, check_csrf, owner_or_organizer, visitor
+from .security import Visitor, check_csrf, client_address, owner_or_organizer, visitor
 from .tables import TableLimit, TableSetup, default_opponents, sample_bots_by_strength
 from .views_account import Who
 
@@ -144,7 +144,7 @@ async def open_table(
     owner = _player(request, who)
     try:
         setup = table_setup(request, who, rules, players, seat, hands, opponent or [])
-        table = _state(request).tables.open(owner, setup)
+        table = _state(request).tables.open(owner, setup, address=client_address(request))
     except (ValueError, TableLimit) as exc:
         context = _form_context(request, owner, error=str(exc))
         return render(request, who, "play_new.html", context, 400)
@@ -269,7 +269,7 @@ async def table_socket(ws: WebSocket, table_id: str) -> None:
         await ws.close(code=1008)
         return
     try:
-        who = visitor(ws)  # type: ignore[arg-type]  # reads headers, cookies and app state
+        who = visitor(ws)
     except HTTPException:
         await ws.close(code=1008)
         return
@@ -298,6 +298,9 @@ async def table_socket(ws: WebSocket, table_id: str) -> None:
             if message["type"] == "websocket.disconnect":
                 break
             text = message.get("text")
+            if who.account is not None and not await asyncio.to_thread(_still_signed_in, ws, who):
+                await ws.close(code=1008)
+                break
             allowed = bucket.take(asyncio.get_running_loop().time())
             if allowed is None:
                 await ws.close(code=1008)
@@ -316,6 +319,16 @@ async def table_socket(ws: WebSocket, table_id: str) -> None:
     finally:
         sender.cancel()
         table.detach(queue)
+
+
+def _still_signed_in(ws: WebSocket, who: Visitor) -> bool:
+    """The sign-in that opened the socket still holds: a password change or reset ends the
+    account's other sessions and revokes its tokens, and their open sockets act no more."""
+    try:
+        now = visitor(ws)
+    except HTTPException:
+        return False
+    return now.account is not None and who.account is not None and now.account.id == who.account.id
 
 
 async def _send_updates(send: Any, table: Any, past: list[Any], queue: Any) -> None:
