@@ -8,6 +8,8 @@ Rules (every connection, every visitor, anonymous or not):
   ``HEADER_S``, else it is closed.  Silent connections, and ones that dribble a request a
   byte at a time, cost a descriptor for ``HEADER_S`` at most (uvicorn itself has no such
   deadline: a connection that never completes its first request is held for ever).
+- **Body deadlines**: a request's body must keep coming (no gap over ``BODY_GAP_S``) and
+  be complete within ``BODY_S`` (:func:`_body_deadlines`).
 - **Per-address cap**: one address (an IPv4 address; an IPv6 /64, which one host commonly
   holds) holds at most ``per_address`` connections, WebSockets included (one a table is
   normal; hundreds are not).
@@ -37,7 +39,7 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..referee.gate import peer_key
 
@@ -45,6 +47,11 @@ log = logging.getLogger("arena.web.connections")
 
 HEADER_S = 10.0
 """A connection not being answered must deliver a complete request's headers this soon."""
+BODY_GAP_S = 20.0
+BODY_S = 120.0
+"""A request's body must keep coming — no gap longer than BODY_GAP_S — and be complete
+within BODY_S of its headers (5 MiB, the default upload cap, at 44 KB/s), else the
+connection is closed: a body sent a byte at a time holds a descriptor no longer."""
 PER_ADDRESS = 64
 """Concurrent connections one address (IPv6: one /64) may hold: a browser keeps about six
 per site and one WebSocket per open table; a classroom behind one NAT address needs more
@@ -55,13 +62,17 @@ RESERVE_MAX = 4096
 bounds (at the common 1,024: 512 for connections, 512 for the rest)."""
 TOTAL_MIN = 16
 
-BUSY_REPLY = (
-    b"HTTP/1.1 503 Service Unavailable\r\n"
-    b"Content-Type: text/plain; charset=utf-8\r\n"
-    b"Connection: close\r\n"
-    b"Content-Length: 62\r\n\r\n"
-    b"the server is at its connection limit: try again in a moment\n"
-)
+FULL = "the server is at its connection limit: try again in a moment"
+ADDRESS_FULL = "your address holds as many connections as it may: close some, then retry"
+
+
+def busy_reply(reason: str) -> bytes:
+    """A 503 saying ``reason`` in one line, sent before the request is read."""
+    body = (reason + "\n").encode()
+    return (
+        b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,8 @@ class Limits:
     total: int
     per_address: int = PER_ADDRESS
     header_s: float = HEADER_S
+    body_gap_s: float = BODY_GAP_S
+    body_s: float = BODY_S
 
     @classmethod
     def for_this_process(cls, per_address: int = PER_ADDRESS, header_s: float = HEADER_S) -> Limits:
@@ -119,20 +132,25 @@ class Connections:
         self.refused = 0  # over a cap with nothing to evict
         self.evicted = 0  # closed to make room for a newcomer
         self.expired = 0  # closed by the header deadline
+        self.slow_bodies = 0  # closed by a body deadline
+        self.why = FULL  # the last refusal's reason
 
     def __len__(self) -> int:
         return len(self.by_peer)
 
     def admit(self, peer: tuple[str, int]) -> Conn | None:
-        """A newly accepted connection's record, room made for it; None: refuse it."""
+        """A newly accepted connection's record, room made for it; None: refuse it
+        (:meth:`refuse`, saying ``why``)."""
         address = peer_key(peer[0])
         if self.count_of.get(address, 0) >= self.limits.per_address and not self._evict(
             self.idle_of.get(address)
         ):
             self.refused += 1
+            self.why = ADDRESS_FULL
             return None
         if len(self.by_peer) >= self.limits.total and not self._evict(self.idle):
             self.refused += 1
+            self.why = FULL
             return None
         stale = self.by_peer.get(peer)
         if stale is not None:  # the same peer again: the old one is gone whatever we think
@@ -211,7 +229,7 @@ class Connections:
         """Turn a connection away at once, saying why if its buffer takes it."""
         with contextlib.suppress(OSError):
             sock.setblocking(False)
-            sock.send(BUSY_REPLY)
+            sock.send(busy_reply(self.why))
         sock.close()
 
     def stats(self) -> dict[str, int]:
@@ -221,6 +239,7 @@ class Connections:
             "refused": self.refused,
             "evicted": self.evicted,
             "expired": self.expired,
+            "slow_bodies": self.slow_bodies,
         }
 
 
@@ -281,8 +300,37 @@ class Tracked:
             await self.app(scope, receive, send)
             return
         conn = self.connections.begin(scope.get("client"))
+        if conn is not None and scope["type"] == "http":
+            receive = _body_deadlines(receive, conn, self.connections.limits)
         try:
             await self.app(scope, receive, send)
         finally:
             if conn is not None:
                 self.connections.end(conn)
+
+
+def _body_deadlines(receive: Receive, conn: Conn, limits: Limits) -> Receive:
+    """``receive``, the connection closed when the request's body stalls (BODY_GAP_S) or
+    takes too long in all (BODY_S).  Once the body is complete, waits are the app's
+    business (a streaming response waits for the client to leave)."""
+    loop = asyncio.get_running_loop()
+    until = loop.time() + limits.body_s
+    complete = False
+
+    async def timed() -> Message:
+        nonlocal complete
+        if complete:
+            return await receive()
+        wait = min(limits.body_gap_s, until - loop.time())
+        try:
+            message = await asyncio.wait_for(receive(), max(wait, 0.0))
+        except TimeoutError:
+            conn.registry.slow_bodies += 1
+            conn.close()
+            complete = True
+            return {"type": "http.disconnect"}
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            complete = True
+        return message
+
+    return timed
