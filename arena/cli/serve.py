@@ -141,6 +141,11 @@ def serve(
         + (f" with {jobs} match(es) at a time" if play else " (no matches: add --play to play)")
         , err=True,
     )  # fmt: skip
+    if not allowed_host and host not in ("127.0.0.1", "localhost", "::1"):
+        from ..web.hosts import allowed_hosts
+
+        answered = allowed_hosts(host, port).shown()
+        typer.echo(f"answering to {answered} (a DNS name: --allowed-host NAME)", err=True)
     serve_app(
         web, host, port, hosts=allowed_host or (), per_address=connections_per_address,
         socks=socks,
