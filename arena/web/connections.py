@@ -9,7 +9,8 @@ Rules (every connection, every visitor, anonymous or not):
   byte at a time, cost a descriptor for ``HEADER_S`` at most (uvicorn itself has no such
   deadline: a connection that never completes its first request is held for ever).
 - **Body deadlines**: a request's body must keep coming (no gap over ``BODY_GAP_S``) and
-  be complete within ``BODY_S`` (:func:`_body_deadlines`).
+  be complete within ``BODY_S`` (:func:`_body_deadlines`); a response must be read (each
+  part taken within ``SEND_S``, :func:`_send_deadline`).
 - **Per-address cap**: one address (an IPv4 address; an IPv6 /64, which one host commonly
   holds) holds at most ``per_address`` connections, WebSockets included (one a table is
   normal; hundreds are not).
@@ -36,6 +37,7 @@ import contextlib
 import logging
 import resource
 import socket
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +54,8 @@ BODY_S = 120.0
 """A request's body must keep coming — no gap longer than BODY_GAP_S — and be complete
 within BODY_S of its headers (5 MiB, the default upload cap, at 44 KB/s), else the
 connection is closed: a body sent a byte at a time holds a descriptor no longer."""
+SEND_S = 60.0
+"""A client must make room for each part of a response this soon (while the app waits)."""
 PER_ADDRESS = 64
 """Concurrent connections one address (IPv6: one /64) may hold: a browser keeps about six
 per site and one WebSocket per open table; a classroom behind one NAT address needs more
@@ -84,6 +88,7 @@ class Limits:
     header_s: float = HEADER_S
     body_gap_s: float = BODY_GAP_S
     body_s: float = BODY_S
+    send_s: float = SEND_S
 
     @classmethod
     def for_this_process(cls, per_address: int = PER_ADDRESS, header_s: float = HEADER_S) -> Limits:
@@ -94,6 +99,9 @@ class Limits:
             soft = 1 << 20
         reserve = min(max(soft // 2, RESERVE_MIN), RESERVE_MAX)
         return cls(max(soft - reserve, TOTAL_MIN), per_address, header_s)
+
+
+_RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends a reset
 
 
 class Conn:
@@ -116,6 +124,10 @@ class Conn:
             return
         self.registry.forget(self)
         if self.transport is not None:
+            sock = self.transport.get_extra_info("socket")
+            if sock is not None:  # a reset: no orphan left holding the unsent answer
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET)
             self.transport.abort()  # type: ignore[attr-defined]
 
 
@@ -133,6 +145,7 @@ class Connections:
         self.evicted = 0  # closed to make room for a newcomer
         self.expired = 0  # closed by the header deadline
         self.slow_bodies = 0  # closed by a body deadline
+        self.slow_readers = 0  # closed by the send deadline
         self.why = FULL  # the last refusal's reason
 
     def __len__(self) -> int:
@@ -240,6 +253,7 @@ class Connections:
             "evicted": self.evicted,
             "expired": self.expired,
             "slow_bodies": self.slow_bodies,
+            "slow_readers": self.slow_readers,
         }
 
 
@@ -302,6 +316,7 @@ class Tracked:
         conn = self.connections.begin(scope.get("client"))
         if conn is not None and scope["type"] == "http":
             receive = _body_deadlines(receive, conn, self.connections.limits)
+            send = _send_deadline(send, conn, self.connections.limits)
         try:
             await self.app(scope, receive, send)
         finally:
@@ -321,9 +336,9 @@ def _body_deadlines(receive: Receive, conn: Conn, limits: Limits) -> Receive:
         nonlocal complete
         if complete:
             return await receive()
-        wait = min(limits.body_gap_s, until - loop.time())
         try:
-            message = await asyncio.wait_for(receive(), max(wait, 0.0))
+            async with asyncio.timeout(min(limits.body_gap_s, until - loop.time())):
+                message = await receive()
         except TimeoutError:
             conn.registry.slow_bodies += 1
             conn.close()
@@ -332,5 +347,22 @@ def _body_deadlines(receive: Receive, conn: Conn, limits: Limits) -> Receive:
         if message["type"] != "http.request" or not message.get("more_body", False):
             complete = True
         return message
+
+    return timed
+
+
+def _send_deadline(send: Send, conn: Conn, limits: Limits) -> Send:
+    """``send``, the connection closed when the client takes more than SEND_S to make
+    room for a part of its response (uvicorn waits for a client that does not read
+    until it does: a page requested and never read would hold its descriptor for ever).
+    Later parts are dropped (uvicorn's, once the connection is gone)."""
+
+    async def timed(message: Message) -> None:
+        try:
+            async with asyncio.timeout(limits.send_s):
+                await send(message)
+        except TimeoutError:
+            conn.registry.slow_readers += 1
+            conn.close()
 
     return timed

@@ -8,9 +8,11 @@ import base64
 import contextlib
 import os
 import socket
+import time
 from pathlib import Path
 
 import httpx
+import pytest
 from test_host_check import arena_play
 
 PER_ADDRESS = 64  # arena.web.connections' (not imported: the test also ran unfixed)
@@ -87,3 +89,37 @@ def test_the_rules_evict_the_oldest_unanswered_and_refuse_when_all_are_answered(
     rules.end(a2)
     assert not a2.closed and next(iter(rules.idle)) is not a2  # idle again, youngest
     assert rules.stats()["open"] == 4
+
+
+SEND_S = 60.0  # arena.web.connections'
+
+
+def _tcp_state(s: socket.socket) -> int:
+    """The connection's TCP state as this side sees it (1: established, 7: closed)."""
+    return s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0]
+
+
+@pytest.mark.slow
+def test_a_client_that_never_reads_its_responses_is_let_go(tmp_path: Path):
+    """200 pipelined requests for a 28 KB script, none of it read, through a 4 KiB
+    receive window: the server's answer stops on a full buffer (the app waits for room).
+    Without a deadline that connection is held for ever, as busy; with one, it is closed
+    SEND_S later, while a connection that reads is served in full."""
+    with arena_play(tmp_path) as (port, _table):
+        hog = socket.socket()
+        hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        hog.bind(("127.0.0.9", 0))
+        hog.connect(("127.0.0.1", port))
+        request = f"GET /static/play.js HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+        hog.sendall(request * 200)
+        try:
+            time.sleep(5)
+            assert _tcp_state(hog) == 1  # held, its response stalled
+            deadline = time.monotonic() + SEND_S + 30
+            while _tcp_state(hog) == 1 and time.monotonic() < deadline:
+                time.sleep(1)
+            assert _tcp_state(hog) != 1, "the server still holds a connection that never reads"
+            page = httpx.get(f"http://127.0.0.1:{port}/static/play.js", timeout=10)
+            assert page.status_code == 200 and len(page.content) > 20_000
+        finally:
+            hog.close()
