@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import socket
 import sys
 import webbrowser
 from typing import Annotated
@@ -31,12 +30,6 @@ def _has_display() -> bool:
     if sys.platform in ("darwin", "win32"):
         return True
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
-def _free_port(host: str) -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
 
 
 @app.command(
@@ -110,7 +103,13 @@ def play(
         raise _fail(str(exc)) from None
     chosen = choose_sandbox(sandbox)
     host = "127.0.0.1"
-    port = port or _free_port(host)
+    from ..web.server import ListenError, listen, serve_app
+
+    try:
+        socks = listen(host, port)
+    except ListenError as exc:
+        raise _fail(str(exc)) from None
+    port = socks[0].getsockname()[1]
     table_id = secrets.token_urlsafe(18)
     config = WebConfig(
         db=db,
@@ -129,8 +128,6 @@ def play(
         connect(db)
     except StoreError as exc:
         raise _fail(str(exc)) from None
-    import uvicorn
-
     from ..web.app import create_app
 
     web = create_app(config)
@@ -146,4 +143,6 @@ def play(
     if open_browser and _has_display():
         with contextlib.suppress(Exception):  # no browser after all: the address is printed
             webbrowser.open(url)
-    uvicorn.run(web, host=host, port=port, log_level="warning", proxy_headers=False)
+    serve_app(
+        web, host, port, socks=socks, hint="arena play answers only at the address it printed"
+    )

@@ -58,6 +58,25 @@ def serve(
         bool,
         typer.Option(help="Enter the sample bots (random, greedy, heuristic) in a new contest."),
     ] = True,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME",
+            help="A host name the server answers to (repeatable; * for any): its DNS name, or "
+            "the Host a proxy passes on. Other names are refused, so a page of another site "
+            "cannot reach the server through DNS rebinding. Always answered: 127.0.0.1, "
+            "localhost, ::1 (a loopback --host), the --host address, any IP (0.0.0.0).",
+        ),
+    ] = None,
+    connections_per_address: Annotated[
+        int,
+        typer.Option(
+            min=4,
+            max=100_000,
+            help="Connections one address (IPv6: one /64) may hold; raise it for a classroom "
+            "behind one NAT address.",
+        ),
+    ] = 64,
 ) -> None:
     """Serve the arena in the browser: accounts, bot uploads, the live leaderboard, match
     replays, and a JSON API (/api).
@@ -109,14 +128,25 @@ def serve(
         if not os.environ.get("ARENA_ORGANIZER_PASSWORD"):
             typer.echo(f"one-time password: {password}  (you choose your own at first sign-in)")
         return
-    import uvicorn
-
     from ..web.app import create_app
+    from ..web.server import ListenError, listen, serve_app
 
+    try:
+        socks = listen(host, port)
+    except ListenError as exc:
+        raise _fail(str(exc)) from None
     web = create_app(config)
     typer.echo(
         f"serving {config.ladder!r} of {db} on http://{host}:{port}"
         + (f" with {jobs} match(es) at a time" if play else " (no matches: add --play to play)")
         , err=True,
     )  # fmt: skip
-    uvicorn.run(web, host=host, port=port, log_level="warning", proxy_headers=False)
+    if not allowed_host and host not in ("127.0.0.1", "localhost", "::1"):
+        from ..web.hosts import allowed_hosts
+
+        answered = allowed_hosts(host, port).shown()
+        typer.echo(f"answering to {answered} (a DNS name: --allowed-host NAME)", err=True)
+    serve_app(
+        web, host, port, hosts=allowed_host or (), per_address=connections_per_address,
+        socks=socks,
+    )  # fmt: skip
