@@ -21,7 +21,7 @@ from .botstore import NameTaken, check_bot_name, store_upload
 from .contest import contest_settings
 from .models import Upload
 from .pages import render
-from .security import Visitor, check_csrf, require_account, visitor
+from .security import Visitor, check_csrf, client_address, require_account, visitor
 from .uploads import UploadLimits, UploadRefused
 
 router = APIRouter()
@@ -34,7 +34,7 @@ async def receive_upload(
     """Check and keep an upload; an HTTPException says why not."""
     account = require_account(who)
     state = request.app.state
-    address = request.client.host if request.client else "?"
+    address = client_address(request)  # IPv6 by /64, as every per-address limit
     per_account, per_address = state.config.upload_limits
     wait = state.upload_limiter.hit(
         (f"user:{account.id}", per_account), (f"addr:{address}", per_address)
