@@ -54,7 +54,7 @@ async def receive_upload(
     except UploadRefused as exc:
         raise HTTPException(400, f"upload refused: {exc}") from None
     except (CheckerBusy, CheckerUnavailable) as exc:
-        raise HTTPException(503, str(exc)) from None
+        raise HTTPException(503, str(exc), headers={"Retry-After": "60"}) from None
     try:  # (packing up to 50 MiB is no work for the event loop either)
         upload_id, new = await asyncio.to_thread(
             store_upload, state.engine, account.id, name, file.filename or "", checked

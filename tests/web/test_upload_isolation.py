@@ -404,6 +404,7 @@ def test_a_served_flood_is_told_to_come_back_and_a_dying_check_is_no_500(site, t
     first.join(60)
     assert answers["a"].status_code == 400 and "checked slowly" in answers["a"].text
     assert answers["b"].status_code == 503 and "try again" in answers["b"].text
+    assert answers["b"].headers.get("retry-after") == "60"
     app.state.archive_checker = ArchiveChecker(
         CheckLimits(wall_seconds=30), **_entry(tmp_path, "raise SystemExit('boom')")
     )
