@@ -59,7 +59,7 @@ def serve(
     secure_cookies: Annotated[
         bool, typer.Option(help="Send cookies only over HTTPS (behind a TLS proxy).")
     ] = False,
-    check_slots: CheckSlotsOpt = 1,
+    check_slots: CheckSlotsOpt = 2,
     check_cap: CheckCapOpt = 300.0,
     check_budget: CheckBudgetOpt = 1800.0,
     house_bots: Annotated[

@@ -30,7 +30,8 @@ CheckSlotsOpt = Annotated[
     typer.Option(
         min=1,
         max=16,
-        help="Entry checks run at once, beside the matches (one account at most one).",
+        help="Entry checks run at once, beside the matches. One account holds at most "
+        "one, so its slow bot never holds another account's upload.",
     ),
 ]
 CheckCapOpt = Annotated[
@@ -88,7 +89,7 @@ def worker(
             "standings only (matches played elsewhere, e.g. `arena ladder run`).",
         ),
     ] = True,
-    check_slots: CheckSlotsOpt = 1,
+    check_slots: CheckSlotsOpt = 2,
     check_cap: CheckCapOpt = 300.0,
     check_budget: CheckBudgetOpt = 1800.0,
 ) -> None:

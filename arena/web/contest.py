@@ -65,8 +65,8 @@ class WebConfig:
     matches: bool = True
     """The worker plays the ladder's matches (off: it checks uploads and keeps the standings
     only, while ``arena ladder run`` plays elsewhere)."""
-    check_slots: int = 1
-    """Entry checks run at once, beside the matches."""
+    check_slots: int = 2
+    """Entry checks run at once, beside the matches (one account holds at most one)."""
     check_cap: float = 300.0
     """Wall-clock seconds one entry check may take."""
     check_budget: float = 1800.0

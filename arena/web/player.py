@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -487,15 +488,20 @@ class Player:
 
     async def refit_if_due(self) -> bool:
         """Refit (in the fit process, awaited without holding this loop) when the stored
-        fit trails the ladder: at once when play rests, else at most every ``REFIT_EVERY``
-        seconds and ``REFIT_SHARE`` of the time."""
+        fit trails the ladder: at once when play rests or the entries changed, else at most
+        every ``REFIT_EVERY`` seconds and ``REFIT_SHARE`` of the time."""
         state = ladder_state(self.engine, self.config.ladder)
         meta = fit_meta(self.engine, int(state[0]))
         if meta is not None and meta.state == state_key(state):
             return False
         moment = time.monotonic()
-        if self._playing and moment - self.last_fit_end < max(
-            REFIT_EVERY, self.fit_cost / REFIT_SHARE
+        # a new, retired or paused entry shows at once (rare: an upload, the organizer);
+        # finished matches wait for their share of the time
+        entries_moved = meta is None or json.loads(meta.state)[3] != json.loads(state_key(state))[3]
+        if (
+            self._playing
+            and not entries_moved
+            and moment - self.last_fit_end < max(REFIT_EVERY, self.fit_cost / REFIT_SHARE)
         ):
             return False
         snapshot = not self._playing or moment - self.last_snapshot >= max(

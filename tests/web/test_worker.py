@@ -1,0 +1,133 @@
+"""The worker (``arena worker``, ``arena serve --play``'s child) against hostile accounts, on
+a real served contest: entry checks beside the matches and round-robin by account, a
+wall-clock cap and a daily budget per account; the standings fitted outside the web process.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from test_api import BOT, sign_up, upload
+
+from arena.web.app import create_app
+from arena.web.contest import WebConfig, update_settings
+
+SLOW_BOT = b'''"""Legal, but slow: most of its move time, every move (a hand takes it most of a
+minute at four seats)."""
+import time
+
+from bigtwo import Bot
+
+
+class Slow(Bot):
+    def act(self, observation):
+        time.sleep(0.75)
+        return observation.legal_moves[0]
+'''
+
+
+def status(client: httpx.Client, upload_id: int) -> dict[str, Any]:
+    return client.get(f"/api/uploads/{upload_id}").json()
+
+
+def done(url: str) -> int:
+    return int(httpx.get(f"{url}/api/matches", timeout=10).json()["total"])
+
+
+def wait_for(predicate: Any, seconds: float, what: str) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.3)
+    raise AssertionError(f"not within {seconds} s: {what}")
+
+
+@pytest.mark.slow
+def test_a_slow_check_holds_neither_another_accounts_upload_nor_the_matches(
+    tmp_path: Path, live_server
+):
+    """Alice's bot is legal but uses most of its move time every move: its one-hand entry
+    check takes most of a minute.  Bob uploads an honest bot a second later: his is checked
+    and entered while Alice's check still runs, and ladder matches keep finishing meanwhile
+    (before: the player checked uploads one after another between rounds, so Bob waited
+    for Alice's check and a whole round, and no match finished during a check)."""
+    app = create_app(WebConfig(db=str(tmp_path / "c.db"), play=True, sandbox="process", jobs=1))
+    update_settings(app.state.engine, "contest", deals=1)  # matches of seconds
+    url = live_server(app)
+    alice, bob = sign_up(url, app, "alice"), sign_up(url, app, "bob")
+    wait_for(lambda: done(url) >= 1, 180, "the house bots' first match")
+
+    assert upload(alice, "slowbot", "bot.py", SLOW_BOT).status_code == 303
+    wait_for(lambda: status(alice, 1)["status"] == "checking", 10, "alice's upload stored")
+    time.sleep(1.0)
+    before = done(url)
+    assert upload(bob, "honest", "bot.py", BOT).status_code == 303
+    wait_for(lambda: status(bob, 2)["status"] != "checking", 120, "bob's check")
+    assert status(bob, 2)["status"] == "accepted", status(bob, 2)
+    assert status(alice, 1)["status"] == "checking", "the slow check already ended"
+    # ladder matches finish while the slow check runs (it holds no match slot)
+    wait_for(
+        lambda: done(url) > before and status(alice, 1)["status"] == "checking",
+        120,
+        "a match finished during alice's check",
+    )
+    wait_for(
+        lambda: (
+            "honest"
+            in {r["bot"] for r in httpx.get(f"{url}/api/leaderboard", timeout=10).json()["rows"]}
+        ),
+        60,
+        "bob's bot on the leaderboard",
+    )
+    # the slow bot is legal: its check ends in time, and it is entered too
+    wait_for(lambda: status(alice, 1)["status"] != "checking", 300, "alice's check")
+    assert status(alice, 1)["status"] == "accepted", status(alice, 1)
+
+
+@pytest.mark.slow
+def test_an_account_spends_its_check_budget_and_is_told_when_it_renews(tmp_path: Path, live_server):
+    """A budget of 6 check-seconds a day: the slow bot's check is stopped at 6 s and
+    refused with the reason; the account's next upload is refused at once, the time the
+    budget renews named; another account's upload is checked as usual."""
+    app = create_app(
+        WebConfig(
+            db=str(tmp_path / "c.db"), play=True, sandbox="process", check_budget=6.0, matches=False
+        )
+    )
+    url = live_server(app)
+    alice, bob = sign_up(url, app, "alice"), sign_up(url, app, "bob")
+    assert upload(alice, "slowbot", "bot.py", SLOW_BOT).status_code == 303
+    first = wait_for(
+        lambda: (s := status(alice, 1))["status"] != "checking" and s, 120, "alice's check"
+    )
+    assert first["status"] == "refused"
+    assert "entry checks for today" in first["reason"] and "ran out" in first["reason"], first
+    assert upload(alice, "otherbot", "bot.py", BOT).status_code == 303
+    second = wait_for(
+        lambda: (s := status(alice, 2))["status"] != "checking" and s, 60, "alice's second"
+    )
+    assert second["status"] == "refused" and "renew in" in second["reason"], second
+    assert upload(bob, "honest", "bot.py", BOT).status_code == 303
+    third = wait_for(lambda: (s := status(bob, 3))["status"] != "checking" and s, 120, "bob's")
+    assert third["status"] == "accepted", third
+
+
+def test_a_check_over_its_wall_clock_cap_is_refused(tmp_path: Path, live_server):
+    app = create_app(
+        WebConfig(
+            db=str(tmp_path / "c.db"), play=True, sandbox="process", check_cap=5.0, matches=False
+        )
+    )
+    url = live_server(app)
+    alice = sign_up(url, app, "alice")
+    assert upload(alice, "slowbot", "bot.py", SLOW_BOT).status_code == 303
+    found = wait_for(
+        lambda: (s := status(alice, 1))["status"] != "checking" and s, 120, "alice's check"
+    )
+    assert found["status"] == "refused" and "took longer than 5 s" in found["reason"], found
