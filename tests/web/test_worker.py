@@ -131,3 +131,101 @@ def test_a_check_over_its_wall_clock_cap_is_refused(tmp_path: Path, live_server)
         lambda: (s := status(alice, 1))["status"] != "checking" and s, 120, "alice's check"
     )
     assert found["status"] == "refused" and "took longer than 5 s" in found["reason"], found
+
+
+# ----- arena serve --play: the worker as a child process ---------------------------------------
+def _worker_row(db: str) -> tuple[int, bool]:
+    """The worker's pid and whether its heartbeat is set, from the store."""
+    import sqlite3
+
+    with sqlite3.connect(db) as con:
+        row = con.execute("SELECT pid, heartbeat FROM worker_status").fetchone()
+    return (int(row[0]), row[1] is not None) if row else (0, False)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+@pytest.mark.slow
+def test_serve_play_runs_restarts_and_stops_its_worker_as_a_child(tmp_path: Path):
+    """``arena serve --play``: the worker is a child process (not a thread of the server);
+    killed, it is restarted with the reason logged; SIGTERM to the server stops it with
+    no match left half-played; a server killed outright leaves no orphan worker playing on."""
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+
+    from test_serve_cli import free_port
+
+    from testkit import arena, arena_command
+
+    db = str(tmp_path / "c.db")
+    assert arena("serve", "--db", db, "--create-organizer", "org", timeout=60).returncode == 0
+    with sqlite3.connect(db) as con:
+        (settings,) = con.execute("SELECT settings FROM ladders").fetchone()
+        one_deal = settings.replace('"deals": 4', '"deals": 1')  # matches of seconds
+        con.execute("UPDATE ladders SET settings = ?", (one_deal,))
+    log = tmp_path / "serve.log"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+
+    def serve() -> subprocess.Popen:
+        return subprocess.Popen(
+            arena_command(
+                "serve", "--db", db, "--port", str(port), "--play", "--sandbox", "process"
+            ),
+            stdout=log.open("ab"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    server = serve()
+    try:
+        first = wait_for(
+            lambda: (p := _worker_row(db)[0]) and _alive(p) and p, 120, "the worker's heartbeat"
+        )
+        assert first != server.pid and _parent(first) == server.pid  # a child, not a thread
+        wait_for(lambda: done(url) >= 1, 180, "a match played by the worker")
+
+        os.kill(first, signal.SIGKILL)  # the worker dies: the server starts another
+        second = wait_for(
+            lambda: (p := _worker_row(db)[0]) != first and _alive(p) and p, 120, "a new worker"
+        )
+        assert _parent(second) == server.pid
+        assert httpx.get(f"{url}/api/leaderboard", timeout=10).status_code == 200
+        assert "the worker was killed by signal 9; restarting it" in log.read_text()
+        played = done(url)
+        wait_for(lambda: done(url) > played, 180, "the new worker playing on")
+
+        server.send_signal(signal.SIGTERM)  # the server stops, its worker with it
+        assert server.wait(90) in (0, -signal.SIGTERM)  # uvicorn re-raises it once stopped
+        assert not _alive(second)
+        with sqlite3.connect(db) as con:
+            statuses = dict(con.execute("SELECT status, count(*) FROM matches GROUP BY status"))
+        assert statuses.get("running", 0) == 0, statuses  # none left half-played
+        assert _worker_row(db) == (second, False)  # said so: not running
+
+        server = serve()  # killed outright: the worker notices and stops by itself
+        third = wait_for(
+            lambda: (p := _worker_row(db)[0]) != second and _alive(p) and p, 120, "a worker"
+        )
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait(30)
+        wait_for(lambda: not _alive(third), 30, "the orphaned worker stopping")
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(30)
+    assert "Traceback" not in log.read_text(errors="replace")
