@@ -73,7 +73,12 @@ def check_choices(sandbox: str, executor: str) -> None:
 )
 def worker(
     db: Annotated[
-        str, typer.Option(help="The store: a SQLite file, or postgresql://…")
+        str,
+        typer.Option(
+            envvar="ARENA_DB",
+            help="The store: a SQLite file, or postgresql://… (or $ARENA_DB: a password "
+            "kept out of the process list).",
+        ),
     ] = "arena.db",
     ladder: LadderOpt = "contest",
     data: DataOpt = None,

@@ -28,7 +28,7 @@ STEADY = 60.0
 
 def worker_command(config: WebConfig) -> list[str]:
     """The ``arena worker`` command line for this server's contest and options."""
-    cmd = [sys.executable, "-m", "arena", "worker", "--db", config.db, "--ladder", config.ladder]
+    cmd = [sys.executable, "-m", "arena", "worker", "--ladder", config.ladder]  # --db: env
     cmd += ["--data", str(config.data_dir()), "--jobs", str(config.jobs)]
     cmd += ["--executor", config.executor]
     if config.ray_address:
@@ -58,7 +58,8 @@ class WorkerProcess:
         self._thread.start()
 
     def _spawn(self) -> subprocess.Popen[bytes]:
-        env = {**os.environ, "ARENA_WORKER_PARENT": str(os.getpid())}
+        # the store's URL (it may hold a password) in the environment, not the process list
+        env = {**os.environ, "ARENA_WORKER_PARENT": str(os.getpid()), "ARENA_DB": self.config.db}
         return subprocess.Popen(worker_command(self.config), env=env, stdin=subprocess.DEVNULL)
 
     def _watch(self) -> None:

@@ -118,10 +118,17 @@ def test_an_account_spends_its_check_budget_and_is_told_when_it_renews(tmp_path:
     assert third["status"] == "accepted", third
 
 
-def test_a_check_over_its_wall_clock_cap_is_refused(tmp_path: Path, live_server):
+@pytest.mark.slow
+def test_a_check_over_its_wall_clock_cap_is_refused(db: str, tmp_path: Path, live_server):
+    """On both stores: the worker's status, nudges and stored fits work on PostgreSQL too."""
     app = create_app(
         WebConfig(
-            db=str(tmp_path / "c.db"), play=True, sandbox="process", check_cap=5.0, matches=False
+            db=db,
+            data=tmp_path / "bots",
+            play=True,
+            sandbox="process",
+            check_cap=5.0,
+            matches=False,
         )
     )
     url = live_server(app)
@@ -131,6 +138,12 @@ def test_a_check_over_its_wall_clock_cap_is_refused(tmp_path: Path, live_server)
         lambda: (s := status(alice, 1))["status"] != "checking" and s, 120, "alice's check"
     )
     assert found["status"] == "refused" and "took longer than 5 s" in found["reason"], found
+    board = wait_for(
+        lambda: (r := httpx.get(f"{url}/api/leaderboard", timeout=10).json())["rows"] and r,
+        60,
+        "the stored standings",
+    )
+    assert {r["bot"] for r in board["rows"]} == {"random", "greedy", "heuristic"}
 
 
 # ----- arena serve --play: the worker as a child process ---------------------------------------
