@@ -137,7 +137,7 @@ class Player:
         self._match_event = asyncio.Event()
         self._standings_event = asyncio.Event()
         self._playing = False
-        self.last_fit_end = self.last_snapshot = 0.0
+        self.last_fit_end = self.last_snapshot = self._last_beat = 0.0
         self.fit_cost = 0.0
 
     @property
@@ -167,8 +167,8 @@ class Player:
                         task.result()
                         raise RuntimeError("a worker loop ended")
                 now = time.monotonic()
-                if now - getattr(self, "_beat", 0.0) >= HEARTBEAT_EVERY:
-                    self._beat = now
+                if now - self._last_beat >= HEARTBEAT_EVERY:
+                    self._last_beat = now
                     nudged = heartbeat(self.engine, self.config.ladder, self.last_error)
                 else:
                     nudged = _read_nudge(self.engine, self.config.ladder)
@@ -469,6 +469,20 @@ class Player:
         log.warning("paused %s: %s", label, why)
 
     # ----- standings ----------------------------------------------------------------------
+    def _snapshot_behind(self, ladder_id: int, done: int) -> bool:
+        """Whether matches finished since the newest rating snapshot (one per state)."""
+        from sqlalchemy import func
+
+        from ..ladder.store import RatingSnapshot
+
+        with Session(self.engine) as session:
+            last = session.scalar(
+                select(func.max(RatingSnapshot.matches)).where(
+                    RatingSnapshot.ladder_id == ladder_id
+                )
+            )
+        return done > 0 and last != done
+
     async def _standings_loop(self) -> None:
         pause_s = IDLE_SECONDS
         while True:
@@ -504,9 +518,10 @@ class Player:
             and moment - self.last_fit_end < max(REFIT_EVERY, self.fit_cost / REFIT_SHARE)
         ):
             return False
-        snapshot = not self._playing or moment - self.last_snapshot >= max(
-            SNAPSHOT_EVERY, 2 * self.fit_cost / REFIT_SHARE
-        )
+        snapshot = (
+            not self._playing
+            or moment - self.last_snapshot >= max(SNAPSHOT_EVERY, 2 * self.fit_cost / REFIT_SHARE)
+        ) and self._snapshot_behind(int(state[0]), int(state[1] or 0))
         started = time.monotonic()
         future = self.fitter.submit(engine_db(self.engine), self.config.ladder, snapshot)
         await asyncio.wrap_future(future)

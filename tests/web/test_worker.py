@@ -242,3 +242,22 @@ def test_serve_play_runs_restarts_and_stops_its_worker_as_a_child(tmp_path: Path
             os.killpg(server.pid, signal.SIGKILL)
             server.wait(30)
     assert "Traceback" not in log.read_text(errors="replace")
+
+
+def test_a_second_worker_for_the_same_ladder_refuses_to_start(tmp_path: Path):
+    """Two workers would check and play everything twice: the second one says who runs."""
+    from arena.ladder.store import open_engine
+    from arena.web.contest import ensure_contest
+    from arena.web.worker_state import worker_started
+
+    from testkit import arena
+
+    db = str(tmp_path / "c.db")
+    engine = open_engine(db)
+    ensure_contest(engine, WebConfig(db=db, sandbox="process"))
+    worker_started(engine, "contest")  # this test's process is the running worker
+    engine.dispose()
+    second = arena("worker", "--db", db, "--sandbox", "process", timeout=120)
+    assert second.returncode == 2, second.stderr
+    assert "a worker for ladder 'contest' already runs" in second.stderr
+    assert "Traceback" not in second.stderr
