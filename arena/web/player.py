@@ -147,7 +147,7 @@ class Player:
     # ----- the whole ---------------------------------------------------------------------
     async def run(self) -> None:
         info = worker_info(self.engine, self.config.ladder)
-        if info.alive and info.pid != os.getpid() and _running_elsewhere(info.pid, info.host):
+        if info.alive and info.pid != os.getpid():
             raise AnotherWorker(
                 f"a worker for ladder {self.config.ladder!r} already runs (pid {info.pid} on "
                 f"{info.host}); stop it first, or run only one"
@@ -556,22 +556,6 @@ def _read_nudge(engine: Engine, ladder: str) -> int:
         return int(
             session.scalar(select(WorkerStatus.nudge).where(WorkerStatus.ladder == ladder)) or 0
         )
-
-
-def _running_elsewhere(pid: int, host: str) -> bool:
-    """Whether the worker a fresh heartbeat names may still run: on another host we cannot
-    tell (yes); on this one, whether that process exists."""
-    import socket
-
-    if host != socket.gethostname()[:255]:
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def run_worker(engine: Engine, config: WebConfig) -> None:

@@ -142,8 +142,23 @@ def worker_info(engine: Engine, ladder: str) -> WorkerInfo:
             return WorkerInfo(False, 0, "", "", None)
         beat = _aware(row.heartbeat)
         age = (now() - beat).total_seconds() if beat is not None else None
-        alive = age is not None and age < ALIVE_WITHIN
+        alive = age is not None and age < ALIVE_WITHIN and _may_run(row.pid, row.host)
         return WorkerInfo(alive, row.pid, row.host, row.last_error or "", age)
+
+
+def _may_run(pid: int, host: str) -> bool:
+    """Whether the worker a fresh heartbeat names may still run: on another host we cannot
+    tell (yes); on this one, whether that process exists (a worker killed outright leaves
+    its heartbeat fresh for ``ALIVE_WITHIN`` seconds)."""
+    if host != socket.gethostname()[:255]:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 # ----- the stored standings -----------------------------------------------------------------
