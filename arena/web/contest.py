@@ -312,7 +312,13 @@ class StandingsCache:
     (the worker refits; ``matches_done`` says what it reflects).  With no worker running
     (``arena serve`` without ``--play`` and no ``arena worker``), a state nobody fitted is
     fitted by this process's :class:`FitPool`: the first time it is waited for, later the
-    last standings are shown meanwhile."""
+    last standings are shown meanwhile (a ladder of fewer than ``inline_below`` matches is
+    fitted here: milliseconds)."""
+
+    inline_below = 500
+    """Finished matches below which a fit (tens of milliseconds) is made in this process
+    rather than in the pool's (whose start takes seconds): a new or small contest run
+    without a worker."""
 
     def __init__(self, fitter: FitPool | None = None) -> None:
         self.fitter = fitter or FitPool()
@@ -359,6 +365,12 @@ class StandingsCache:
             return kept
         if kept is not None and worker_info(engine, name).alive:
             return kept  # the worker refits it
+        if int(state[1] or 0) < self.inline_below:  # a fit of milliseconds: here, at once
+            with self._lock:
+                fit_standings(engine, name)
+            found = self.stored(engine, int(state[0]))
+            assert found is not None, "the fit was not stored"
+            return found
         running = self.fitter.submit(engine_db(engine), name)
         if kept is not None and self._waited:
             return kept  # fitted meanwhile in the pool's process; the next view shows it

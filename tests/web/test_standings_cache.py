@@ -39,7 +39,9 @@ def _newcomer(engine) -> None:
 
 
 def _no_fit_here(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A fit in this (the web) process fails the test."""
+    """A fit in this (the web) process fails the test; every ladder counts as big (a small
+    one, under ``inline_below`` matches, is fitted in the web process: milliseconds)."""
+    monkeypatch.setattr(StandingsCache, "inline_below", 0)
 
     def refuse(*_a: object, **_k: object) -> None:
         raise AssertionError("the leaderboard was fitted in the web process")
@@ -75,8 +77,9 @@ def test_with_a_worker_running_a_trailing_fit_is_shown_and_nothing_fitted(tmp_pa
     engine.dispose()
 
 
-def test_without_a_worker_later_views_never_wait_for_a_refit(tmp_path):
+def test_without_a_worker_later_views_never_wait_for_a_refit(tmp_path, monkeypatch):
     engine = _contest(tmp_path)
+    monkeypatch.setattr(StandingsCache, "inline_below", 0)  # as on a big ladder
     cache = StandingsCache()
     try:
         first = cache.get(engine, "contest")
@@ -102,4 +105,11 @@ def test_an_older_fit_never_replaces_a_newer_one(tmp_path):
     meta = fit_meta(engine, state[0])
     assert meta is not None and meta.matches_done == 5 and meta.serial == 1
     assert engine_db(engine).startswith("sqlite:///")
+    engine.dispose()
+
+
+def test_a_small_ladder_without_a_worker_is_fitted_at_once(tmp_path):
+    engine = _contest(tmp_path)
+    cache = StandingsCache()
+    assert len(cache.get(engine, "contest").rows) == 3 and cache.fitter._pool is None
     engine.dispose()
