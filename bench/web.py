@@ -379,16 +379,22 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def serve(app: Any) -> Iterator[str]:
-    """``app`` on uvicorn in a thread on 127.0.0.1 (as tests/web/conftest.py serves it)."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="uvicorn-bench", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
+    """``app`` on uvicorn in a thread on 127.0.0.1 (as tests/web/conftest.py serves it); a
+    port taken between choosing and binding it (a busy machine) is chosen again."""
+    for attempt in range(5):
+        config = uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning")
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, name="uvicorn-bench", daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not server.started and thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if server.started:
+            break
+        server.should_exit = True
+        thread.join(10)
+        if attempt == 4:
             raise RuntimeError("the server did not start")
-        time.sleep(0.02)
     try:
         yield f"http://127.0.0.1:{config.port}"
     finally:

@@ -12,6 +12,7 @@ read the stored one (see :class:`StandingsCache`).
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import threading
 import time
@@ -30,6 +31,7 @@ from bigtwo import RuleSet
 
 from ..ladder.leaderboard import leaderboard
 from ..ladder.store import Bot, BotVersion, Entry, Ladder, Match, MatchSeat
+from .childproc import exit_with_parent
 from .uploads import UploadLimits
 from .worker_state import fit_meta, fit_rows, state_key, store_fit, worker_info
 
@@ -267,7 +269,12 @@ class FitPool:
                 return self._running
             for _ in range(2):
                 if self._pool is None:
-                    self._pool = ProcessPoolExecutor(1, mp_context=get_context("spawn"))
+                    self._pool = ProcessPoolExecutor(
+                        1,
+                        mp_context=get_context("spawn"),
+                        initializer=exit_with_parent,
+                        initargs=(os.getpid(),),
+                    )
                 try:
                     self._running = self._pool.submit(fit_in_child, db, name, snapshot)
                     return self._running

@@ -13,11 +13,14 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import os
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from typing import Any
+
+from .childproc import exit_with_parent
 
 HINT_WORKERS = 2
 HINT_QUEUE = 8
@@ -52,7 +55,12 @@ class HintPool:
     def _executor(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"))
+                self._pool = ProcessPoolExecutor(
+                    self.workers,
+                    mp_context=get_context("spawn"),
+                    initializer=exit_with_parent,
+                    initargs=(os.getpid(),),
+                )
             return self._pool
 
     def _recycle(self, pool: ProcessPoolExecutor) -> None:

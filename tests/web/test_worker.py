@@ -165,6 +165,23 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _started_by(server_pids: set[int]) -> list[int]:
+    """Running processes started under these servers (a worker, its fit pool's process):
+    each has ``ARENA_WORKER_PARENT`` naming its server in its environment."""
+    marks = {f"ARENA_WORKER_PARENT={pid}".encode() for pid in server_pids}
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            env = set((entry / "environ").read_bytes().split(b"\0"))
+        except OSError:
+            continue
+        if env & marks and _alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
 def _parent(pid: int) -> int:
     with open(f"/proc/{pid}/stat") as f:
         return int(f.read().rsplit(")", 1)[1].split()[1])
@@ -205,6 +222,7 @@ def test_serve_play_runs_restarts_and_stops_its_worker_as_a_child(tmp_path: Path
         )
 
     server = serve()
+    servers = {server.pid}
     try:
         first = wait_for(
             lambda: (p := _worker_row(db)[0]) and _alive(p) and p, 120, "the worker's heartbeat"
@@ -231,12 +249,15 @@ def test_serve_play_runs_restarts_and_stops_its_worker_as_a_child(tmp_path: Path
         assert _worker_row(db) == (second, False)  # said so: not running
 
         server = serve()  # killed outright: the worker notices and stops by itself
+        servers.add(server.pid)
         third = wait_for(
             lambda: (p := _worker_row(db)[0]) != second and _alive(p) and p, 120, "a worker"
         )
         os.kill(server.pid, signal.SIGKILL)
         server.wait(30)
         wait_for(lambda: not _alive(third), 30, "the orphaned worker stopping")
+        # nor its helpers (the fit pool's process), nor those of the worker killed above
+        wait_for(lambda: not _started_by(servers), 30, "no process left behind")
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGKILL)
