@@ -5,6 +5,7 @@ the store's files open."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -20,3 +21,15 @@ def exit_with_parent(parent: int) -> None:
         os._exit(0)
 
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+FIT_NICENESS = 10
+
+
+def background_fitter(parent: int) -> None:
+    """The fit pool's ``initializer``: :func:`exit_with_parent`, and a lower CPU priority —
+    on a busy machine a page or a match's bot is served before a refit (minutes of CPU that
+    nobody waits for: the pages show the last standings meanwhile)."""
+    exit_with_parent(parent)
+    with contextlib.suppress(OSError):
+        os.nice(FIT_NICENESS)

@@ -31,7 +31,7 @@ from bigtwo import RuleSet
 
 from ..ladder.leaderboard import leaderboard
 from ..ladder.store import Bot, BotVersion, Entry, Ladder, Match, MatchSeat
-from .childproc import exit_with_parent
+from .childproc import background_fitter
 from .uploads import UploadLimits
 from .worker_state import fit_meta, fit_rows, state_key, store_fit, worker_info
 
@@ -272,7 +272,7 @@ class FitPool:
                     self._pool = ProcessPoolExecutor(
                         1,
                         mp_context=get_context("spawn"),
-                        initializer=exit_with_parent,
+                        initializer=background_fitter,
                         initargs=(os.getpid(),),
                     )
                 try:
