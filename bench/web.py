@@ -534,7 +534,7 @@ def refit_case(
             time.sleep(1.0)
         else:
             out["refit_s"] = round(time.perf_counter() - started, 1)
-            say(f"  the worker's refit (and its rating snapshot) took {out['refit_s']} s")
+            say(f"  the worker's refit took {out['refit_s']} s (wall clock, nice 10)")
     finally:
         if worker.poll() is None:
             worker.send_signal(signal.SIGTERM)

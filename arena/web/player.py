@@ -153,8 +153,9 @@ class Player:
                 f"{info.host}); stop it first, or run only one"
             )
         seen = worker_started(self.engine, self.config.ladder)
-        # TODO(lead): call the uploads helper's "collect refused uploads" (botstore) here at
-        # start and after each refusal (see _refused) once it is merged.
+        # TODO(lead, at merge): the uploads branch's botstore.collect_refused(self.engine,
+        # self.config.data_dir()) here (at start) and at the end of _check (after each check;
+        # safe beside running checks: it spares the folders of uploads still checking).
         loops = [self._checks_loop(), self._standings_loop()]
         if self.config.matches:
             loops.append(self._matches_loop())
