@@ -16,6 +16,7 @@ import os
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -331,6 +332,7 @@ class StandingsCache:
         self.fitter = fitter or FitPool()
         self._kept: Standings | None = None
         self._waited = False
+        self._memo: tuple[Any, Any] | None = None
         self._history: tuple[tuple[Any, ...], Any] | None = None
         self._lock = threading.Lock()
 
@@ -351,6 +353,16 @@ class StandingsCache:
             return found
         finally:
             self._lock.release()
+
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """What a page derives from the standings (its charts), kept for the last ``key``:
+        drawn once per fit, not once per view."""
+        kept = self._memo
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        value = compute()
+        self._memo = (key, value)
+        return value
 
     def stored(self, engine: Engine, ladder_id: int) -> Standings | None:
         """The stored fit, re-read only when a newer one was stored."""
