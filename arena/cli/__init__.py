@@ -21,7 +21,17 @@ from ..text import printable
 from .common import _fail, _labelled, _shown, app, ladder_app
 
 # registered in this order, the order `--help` lists them in
-for _module in ("match", "tools", "compare", "ladder", "ladder_view", "admin", "serve", "play"):
+for _module in (
+    "match",
+    "tools",
+    "compare",
+    "ladder",
+    "ladder_view",
+    "admin",
+    "serve",
+    "worker",
+    "play",
+):
     importlib.import_module(f".{_module}", __name__)
 
 

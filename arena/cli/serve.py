@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from .common import _fail, _shown, app
+from .worker import CheckBudgetOpt, CheckCapOpt, CheckSlotsOpt, check_choices
 
 
 @app.command(
@@ -28,7 +29,11 @@ def serve(
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8000,
     play: Annotated[
         bool,
-        typer.Option(help="Check uploads and play the ladder continuously in this process."),
+        typer.Option(
+            help="Start the worker (`arena worker`: checks uploads, plays the ladder, "
+            "refits the standings) as a child process, restarted if it dies, stopped with "
+            "the server. Without it, run `arena worker` beside the server."
+        ),
     ] = False,
     jobs: Annotated[int, typer.Option(min=1, max=64, help="Matches played at once.")] = 1,
     sandbox: Annotated[
@@ -54,6 +59,9 @@ def serve(
     secure_cookies: Annotated[
         bool, typer.Option(help="Send cookies only over HTTPS (behind a TLS proxy).")
     ] = False,
+    check_slots: CheckSlotsOpt = 2,
+    check_cap: CheckCapOpt = 300.0,
+    check_budget: CheckBudgetOpt = 1800.0,
     house_bots: Annotated[
         bool,
         typer.Option(help="Enter the sample bots (random, greedy, heuristic) in a new contest."),
@@ -82,16 +90,14 @@ def serve(
     replays, and a JSON API (/api).
 
     Participants sign up with the contest's join code, upload bot.py (or a .zip/.tar.gz
-    holding it) and watch the leaderboard; with --play this process smoke-tests each upload
-    in the sandbox and plays the ladder continuously. Every asset is served by the app
+    holding it) and watch the leaderboard; with --play a worker process of its own
+    smoke-tests each upload in the sandbox, plays the ladder continuously and refits the
+    leaderboard (see `arena worker --help`). Every asset is served by the app
     itself: an offline contest server works."""
     from ..web.accounts import AccountError, create_user
     from ..web.contest import WebConfig
 
-    if executor not in ("local", "ray"):
-        raise _fail(f"--executor {executor!r}: choose local or ray")
-    if sandbox not in ("auto", "docker", "process"):
-        raise _fail(f"--sandbox {sandbox!r}: choose auto, docker or process")
+    check_choices(sandbox, executor)
     config = WebConfig(
         db=db,
         ladder=ladder,
@@ -103,6 +109,9 @@ def serve(
         ray_address=ray_address,
         secure_cookies=secure_cookies,
         house_bots=house_bots,
+        check_slots=check_slots,
+        check_cap=check_cap,
+        check_budget=check_budget,
     )
     try:
         config.data_dir()

@@ -10,7 +10,10 @@ framework's own documentation pages load their scripts from a CDN, so they are o
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -30,6 +33,7 @@ from .security import Guard, Visitor
 from .table_budget import PlayLimits
 from .tables import Tables
 from .uploads import UploadLimits
+from .worker_state import nudge
 
 UPLOAD_PATHS = ("/upload", "/api/bots")
 
@@ -56,17 +60,18 @@ def create_app(config: WebConfig) -> FastAPI:
         first = config.extra.get("first_table")  # arena play: the table its URL names
         if first is not None:
             state.tables.open(None, first["setup"], table_id=first["id"])
-        if config.play:
-            from .player import Player
+        if config.play:  # the worker in a child process (arena worker), never in this one
+            from .supervisor import WorkerProcess
 
-            player = app.state.player = Player(app.state)
+            player = app.state.player = WorkerProcess(config)
             player.start()
         try:
             yield
         finally:
             await state.tables.close()
             if player is not None:
-                player.stop()
+                await asyncio.to_thread(player.stop)
+            state.standings.fitter.close()
             engine.dispose()
 
     app = FastAPI(
@@ -82,7 +87,7 @@ def create_app(config: WebConfig) -> FastAPI:
     state.standings = StandingsCache()
     state.login_limiter = RateLimiter(300.0)
     state.upload_limiter = RateLimiter(3600.0)
-    state.wake = None  # the player's: set when there is new work
+    state.wake = _Nudge(engine, config.ladder)  # tells the worker there is new work
     settings = contest_settings(engine, config.ladder)
     state.tables = Tables(
         sandbox=config.sandbox,
@@ -154,3 +159,20 @@ class _Factory:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         await self.inner(scope, receive, send)
+
+
+class _Nudge:
+    """``state.wake()``: tell the worker (in its own process) there is new work, through the
+    database, off the caller's thread (a page's event loop never waits for the write)."""
+
+    def __init__(self, engine: Any, ladder: str) -> None:
+        self.engine, self.ladder = engine, ladder
+
+    def __call__(self) -> None:
+        threading.Thread(target=self._write, name="arena-nudge", daemon=True).start()
+
+    def _write(self) -> None:
+        try:
+            nudge(self.engine, self.ladder)
+        except Exception:  # the worker still polls for uploads on its own
+            logging.getLogger("arena.web").warning("could not nudge the worker", exc_info=True)

@@ -3,16 +3,24 @@ page shows, read through the ladder's own functions (``arena.ladder.leaderboard`
 ``arena.ladder.queries``) so that a number on a page and in ``arena ladder show`` can never
 differ.
 
-The leaderboard is fitted on every finished match, which takes seconds on a big ladder, so
-it is computed once per state of the ladder (finished matches, entries) and kept: pages read
-the kept one, the player refreshes it after each batch it saves.
+The leaderboard is fitted on every finished match, which takes minutes on a big ladder, so
+it is fitted apart — by the worker (``arena worker``, ``arena serve --play``'s child), in a
+process of its own — and stored in the database with the ladder state it reflects; pages
+read the stored one (see :class:`StandingsCache`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import secrets
 import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +32,9 @@ from bigtwo import RuleSet
 
 from ..ladder.leaderboard import leaderboard
 from ..ladder.store import Bot, BotVersion, Entry, Ladder, Match, MatchSeat
+from .childproc import background_fitter
 from .uploads import UploadLimits
+from .worker_state import fit_meta, fit_rows, state_key, store_fit, worker_info
 
 DEFAULT_LADDER = "contest"
 DEFAULT_SETTINGS: dict[str, Any] = {
@@ -47,6 +57,7 @@ class WebConfig:
     data: Path | None = None
     """Where uploaded bots are unpacked to be played (default: beside a SQLite file)."""
     play: bool = False
+    """Start the worker (``arena worker``: checks uploads, plays, refits) as a child process."""
     jobs: int = 1
     sandbox: str = "auto"
     executor: str = "local"
@@ -54,6 +65,15 @@ class WebConfig:
     secure_cookies: bool = False
     house_bots: bool = True
     """Enter the sample bots when the contest is created."""
+    matches: bool = True
+    """The worker plays the ladder's matches (off: it checks uploads and keeps the standings
+    only, while ``arena ladder run`` plays elsewhere)."""
+    check_slots: int = 2
+    """Entry checks run at once, beside the matches (one account holds at most one)."""
+    check_cap: float = 300.0
+    """Wall-clock seconds one entry check may take."""
+    check_budget: float = 1800.0
+    """Seconds of entry checks per account per UTC day."""
     login_limits: tuple[int, int] = (10, 100)
     """Sign-in (and sign-up) attempts per 5 minutes: per account, per address."""
     upload_limits: tuple[int, int] = (20, 200)
@@ -166,42 +186,153 @@ def set_rules(engine: Engine, name: str, rules: RuleSet) -> None:
         ladder.rules = rules.to_dict()
 
 
-# ----- the leaderboard, kept per state ------------------------------------------------------
+# ----- the leaderboard, fitted apart and stored -------------------------------------------
+def _state_in(session: Session, name: str) -> tuple[Any, ...]:
+    ladder = ladder_row(session, name)
+    done = session.execute(
+        select(func.count(), func.max(Match.id)).where(
+            Match.ladder_id == ladder.id, Match.status == "done"
+        )
+    ).one()
+    entries = tuple(
+        tuple(row)
+        for row in session.execute(
+            select(Entry.version_id, Entry.retired, Entry.paused)
+            .where(Entry.ladder_id == ladder.id)
+            .order_by(Entry.version_id)
+        )
+    )
+    return (ladder.id, *done, entries)
+
+
 def ladder_state(engine: Engine, name: str) -> tuple[Any, ...]:
     """What the leaderboard depends on: the finished matches and the entries (retired or
     paused changes which rows show).  Two cheap aggregate queries."""
     with Session(engine) as session:
-        ladder = ladder_row(session, name)
-        done = session.execute(
-            select(func.count(), func.max(Match.id)).where(
-                Match.ladder_id == ladder.id, Match.status == "done"
-            )
-        ).one()
-        entries = tuple(
-            tuple(row)
-            for row in session.execute(
-                select(Entry.version_id, Entry.retired, Entry.paused)
-                .where(Entry.ladder_id == ladder.id)
-                .order_by(Entry.version_id)
-            )
-        )
-        return (ladder.id, *done, entries)
+        return _state_in(session, name)
+
+
+def fit_standings(engine: Engine, name: str) -> float:
+    """Fit the leaderboard on every finished match and store it with the state it was
+    fitted at (``worker_state.store_fit``); returns the seconds it took.  The state and the
+    matches are read in one transaction (a snapshot on SQLite; REPEATABLE READ asked on
+    PostgreSQL), so a match saved meanwhile is in both or in neither."""
+    started = time.perf_counter()
+    with Session(engine) as session:
+        if engine.dialect.name == "postgresql":
+            session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+        state = _state_in(session, name)
+        _, rows = leaderboard(session, name)
+    seconds = time.perf_counter() - started
+    store_fit(engine, int(state[0]), state, rows, seconds)
+    return seconds
+
+
+_CHILD_ENGINES: dict[str, Engine] = {}
+
+
+def fit_in_child(db: str, name: str, snapshot: bool = False) -> float:
+    """:func:`fit_standings` in a process of a :class:`FitPool` (the engine kept for the
+    process's next fit); with ``snapshot``, a rating snapshot (the history chart's point)
+    stored too."""
+    engine = _CHILD_ENGINES.get(db)
+    if engine is None:
+        from ..ladder.store import open_engine
+
+        engine = _CHILD_ENGINES[db] = open_engine(db)
+    seconds = fit_standings(engine, name)
+    if snapshot:
+        from ..ladder.queries import save_snapshot
+
+        save_snapshot(engine, name)
+    return seconds
+
+
+def engine_db(engine: Engine) -> str:
+    """The URL another process opens the same store with."""
+    return engine.url.render_as_string(hide_password=False)
+
+
+class FitPool:
+    """One process (started on first use, with ``spawn``: a clean interpreter, never a fork
+    of a threaded server) that fits the leaderboard and stores it: a fit of 100,000 matches
+    takes minutes of CPU, and no page, match or bot ever waits behind it for the
+    interpreter.  At most one fit at a time; asking again while one runs returns it."""
+
+    def __init__(self) -> None:
+        self._pool: ProcessPoolExecutor | None = None
+        self._running: Future[float] | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, db: str, name: str, snapshot: bool = False) -> Future[float]:
+        with self._lock:
+            if self._running is not None and not self._running.done():
+                return self._running
+            for _ in range(2):
+                if self._pool is None:
+                    self._pool = ProcessPoolExecutor(
+                        1,
+                        mp_context=get_context("spawn"),
+                        initializer=background_fitter,
+                        initargs=(os.getpid(),),
+                    )
+                try:
+                    self._running = self._pool.submit(fit_in_child, db, name, snapshot)
+                    return self._running
+                except BrokenProcessPool:  # the fit process died (killed, out of memory)
+                    self._pool.shutdown(wait=False, cancel_futures=True)
+                    self._pool = None
+            raise BrokenProcessPool("the fit process cannot be started")
+
+    def busy(self) -> bool:
+        return self._running is not None and not self._running.done()
+
+    def close(self) -> None:
+        """Stop now: a fit under way is killed (it stores nothing half-done: its one
+        transaction is not committed)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.terminate()
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.join(10)
 
 
 @dataclass
 class Standings:
-    state: tuple[Any, ...]
+    state: str
+    """The ladder state it was fitted at (``worker_state.state_key``)."""
     rows: list[dict[str, Any]]
     done: int
+    serial: int = 0
 
 
 class StandingsCache:
-    """The leaderboard of each state of the ladder, computed once (under a lock, so that
-    ten page views of a new state fit it once; while one refits, the others show the last
-    standings)."""
+    """The pages' leaderboard: the fit stored in the database (by the worker, in its own
+    processes), parsed once per stored fit.  The web process never fits it in its own
+    interpreter.  While a worker runs, a stored fit that trails the ladder is shown as it is
+    (the worker refits; ``matches_done`` says what it reflects).  With no worker running
+    (``arena serve`` without ``--play`` and no ``arena worker``), a state nobody fitted is
+    fitted by this process's :class:`FitPool`: the first time it is waited for, later the
+    last standings are shown meanwhile (a ladder of fewer than ``inline_below`` matches is
+    fitted here: milliseconds)."""
 
-    def __init__(self) -> None:
+    inline_below = 500
+    """Finished matches below which a fit (tens of milliseconds) is made in this process
+    rather than in the pool's (whose start takes seconds): a new or small contest run
+    without a worker."""
+
+    def __init__(self, fitter: FitPool | None = None) -> None:
+        self.fitter = fitter or FitPool()
         self._kept: Standings | None = None
+        self._waited = False
+        self._memo: tuple[Any, Any] | None = None
         self._history: tuple[tuple[Any, ...], Any] | None = None
         self._lock = threading.Lock()
 
@@ -223,27 +354,50 @@ class StandingsCache:
         finally:
             self._lock.release()
 
-    def get(self, engine: Engine, name: str) -> Standings:
-        state = ladder_state(engine, name)
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """What a page derives from the standings (its charts), kept for the last ``key``:
+        drawn once per fit, not once per view."""
+        kept = self._memo
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        value = compute()
+        self._memo = (key, value)
+        return value
+
+    def stored(self, engine: Engine, ladder_id: int) -> Standings | None:
+        """The stored fit, re-read only when a newer one was stored."""
+        meta = fit_meta(engine, ladder_id)
         kept = self._kept
-        if kept is not None and kept.state == state:
+        if meta is None:
             return kept
-        # a page never waits for a refit while there are standings to show: the player
-        # refits after each batch it saves (seconds on a ladder of 100,000 matches), and
-        # meanwhile the pages show the last standings; only the very first fit is waited for
-        if not self._lock.acquire(blocking=kept is None):
-            assert kept is not None
+        if kept is None or kept.serial != meta.serial:
+            found = fit_rows(engine, ladder_id)
+            if found is not None:
+                meta, rows = found
+                kept = self._kept = Standings(meta.state, rows, meta.matches_done, meta.serial)
+        return kept
+
+    def get(self, engine: Engine, name: str, wait: float = 3600.0) -> Standings:
+        state = ladder_state(engine, name)
+        kept = self.stored(engine, int(state[0]))
+        if kept is not None and kept.state == state_key(state):
             return kept
-        try:
-            kept = self._kept
-            if kept is not None and kept.state == state:
-                return kept
-            with Session(engine) as session:
-                _, rows = leaderboard(session, name)
-            kept = self._kept = Standings(state, rows, int(state[1] or 0))
-            return kept
-        finally:
-            self._lock.release()
+        if kept is not None and worker_info(engine, name).alive:
+            return kept  # the worker refits it
+        if int(state[1] or 0) < self.inline_below:  # a fit of milliseconds: here, at once
+            with self._lock:
+                fit_standings(engine, name)
+            found = self.stored(engine, int(state[0]))
+            assert found is not None, "the fit was not stored"
+            return found
+        running = self.fitter.submit(engine_db(engine), name)
+        if kept is not None and self._waited:
+            return kept  # fitted meanwhile in the pool's process; the next view shows it
+        running.result(timeout=wait)
+        self._waited = True
+        found = self.stored(engine, int(state[0]))
+        assert found is not None, "the fit was not stored"
+        return found
 
 
 # ----- bots and their owners ----------------------------------------------------------------

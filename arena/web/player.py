@@ -1,34 +1,53 @@
-"""``arena serve --play``: the ladder played continuously in the server's own process.
+"""The worker: checks uploads, plays the ladder and keeps its standings fitted, in a process
+of its own (``arena worker``, or the child ``arena serve --play`` starts and restarts), never
+in the web server's interpreter — a refit of 100,000 matches, a slow bot's start or a long
+entry check never holds a page.  It talks to the web process through the database only
+(``arena.web.worker_state``): its heartbeat and last error, the pages' nudge when there is
+new work, and the fitted standings it stores.
 
-Why in the server rather than a separate ``arena ladder run --watch``: an upload must be
-smoke-tested and entered without anyone typing a command, the standings the pages read must
-be refreshed as matches finish, and a contest is easiest to run as one command.  The work
-happens in one background thread with its own event loop (the matches are asyncio already),
-so a slow match never holds a page; the database (SQLite in WAL mode, or PostgreSQL) lets
-the pages read while the player writes.  Everything a bot does is contained by the match
-runner; anything else that goes wrong is logged and retried after a pause, never allowed to
-end the server.
+Three loops share its event loop (the matches and checks are asyncio already):
 
-One cycle: smoke-test the waiting uploads (``arena.validation``: a hand against copies of
-itself, in the contest's sandbox and time control) and enter the ones that pass, the bot's
-older version retired (its ratings history stays); then, when no match is pending, plan one
-more round for every group of entrants and play it (``arena.ladder.running.run_pending``,
-the same as ``arena ladder run``), until every bot has its ``matches_per_bot``.  A bot
-that cannot start in a match is paused and the rest play on.
+- **entry checks** (``arena.validation``: a hand against copies of itself, in the contest's
+  sandbox and time control) in their own slots (``--check-slots``), beside the matches, so
+  an upload never waits for a round to end.  The next upload is picked round-robin by
+  account (the account served longest ago first, one check per account at a time), so one
+  account's slow or many uploads never hold another's.  Each check has a wall-clock cap
+  (``--check-cap``), and each account a budget of check-seconds per UTC day
+  (``--check-budget``), charged with the wall time its checks ran; a check that would
+  exceed it is stopped there and the upload refused with a clear reason.  An upload that
+  passes is entered, the bot's older version retired (its ratings history stays).
+- **matches**: when no match is pending, one more round is planned for every group of
+  entrants and played (``arena.ladder.running.run_pending``, as ``arena ladder run``),
+  until every bot has its ``matches_per_bot``.  A bot that cannot start is paused and the
+  rest play on.
+- **standings**: whenever the ladder's state moved (a match finished, an entry changed),
+  the leaderboard is refitted in a process of its own (``contest.FitPool``) and stored;
+  while matches are being played at most every ``REFIT_EVERY`` seconds and at most
+  ``REFIT_SHARE`` of the time, at once when play rests.  A rating snapshot (the history
+  chart's point) is stored the same way, at most every ``SNAPSHOT_EVERY`` seconds.
+
+Everything a bot does is contained by the match runner; anything else that goes wrong is
+logged, shown on the organizer's page and retried after a pause, never allowed to end the
+worker.  Stopping it (SIGTERM, Ctrl-C) cancels the matches in flight — the finished ones are
+kept, the others played again at the next start — and kills a fit under way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import os
+import signal
 import tempfile
-import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from ..bots import BotSpecError, as_authored, resolve
@@ -39,19 +58,41 @@ from ..ladder.queries import (
     pause,
     plan_ladder,
     retire,
-    save_snapshot,
 )
 from ..ladder.running import BotCannotStart, run_pending
 from ..ladder.store import Entry, Ladder
 from ..referee.session import TimeControl
 from ..sandbox.base import SandboxUnavailable
 from .botstore import bot_folder, collect_refused, finish_upload, unpack
-from .contest import contest_rules, contest_settings, ladder_row, update_settings
+from .contest import (
+    FitPool,
+    WebConfig,
+    contest_rules,
+    contest_settings,
+    engine_db,
+    ladder_row,
+    ladder_state,
+    update_settings,
+)
 from .models import Upload
+from .worker_state import (
+    charge,
+    charged_today,
+    fit_meta,
+    heartbeat,
+    state_key,
+    until_tomorrow,
+    worker_info,
+    worker_started,
+    worker_stopped,
+)
 
 log = logging.getLogger("arena.web.player")
 LOG_TAIL = 8000
 IDLE_SECONDS = 3.0
+POLL_SECONDS = 1.0
+"""How often the worker reads the pages' nudge (a cheap one-row read)."""
+HEARTBEAT_EVERY = 5.0
 SNAPSHOT_EVERY = 60.0
 """Seconds at least between stored rating snapshots (the history chart's points) while
 playing."""
@@ -63,97 +104,194 @@ version starts it again."""
 REFIT_EVERY = 10.0
 """Seconds at least between refits of the standings while matches finish."""
 REFIT_SHARE = 0.2
-"""At most this share of the player's time goes to refits (and to snapshots)."""
+"""At most this share of the time goes to refits (and to snapshots) while matches play: the
+fit has a process of its own, but shares the machine's cores with the matches' bots."""
+RETRY_CHECK = 30.0
+"""Seconds before an upload whose check failed on the server's side is tried again."""
+
+
+class AnotherWorker(RuntimeError):
+    """A worker for this ladder already runs (its heartbeat is fresh)."""
+
+
+@dataclass
+class _Pick:
+    upload_id: int
+    user_id: int
+    name: str
+    digest: str
 
 
 class Player:
-    def __init__(self, state: Any) -> None:
-        self.state = state
-        self.engine = state.engine
-        self.config = state.config
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._event: asyncio.Event | None = None
-        self._stopping = False
-        self.last_error = ""
-        self.last_snapshot = self.last_refit = 0.0
-        self.snapshot_cost = self.refit_cost = 0.0
+    """The worker's loops (see the module's docstring).  ``run()`` until cancelled."""
 
-    # ----- the thread -------------------------------------------------------------------
-    def start(self) -> None:
-        ready = threading.Event()
+    def __init__(self, engine: Engine, config: WebConfig) -> None:
+        self.engine = engine
+        self.config = config
+        self.fitter = FitPool()
+        self.errors: dict[str, str] = {}
+        self._checks: dict[asyncio.Task[None], _Pick] = {}
+        self._served: dict[int, float] = {}
+        self._retry_after: dict[int, float] = {}
+        self._check_event = asyncio.Event()
+        self._match_event = asyncio.Event()
+        self._standings_event = asyncio.Event()
+        self._playing = False
+        self.last_fit_end = self.last_snapshot = self._last_beat = 0.0
+        self.fit_cost = 0.0
 
-        async def main() -> None:
-            self._loop = asyncio.get_running_loop()
-            self._task = asyncio.current_task()
-            self._event = asyncio.Event()
-            ready.set()
-            await self._main()
+    @property
+    def last_error(self) -> str:
+        return "; ".join(e for e in self.errors.values() if e)
 
-        def run() -> None:
-            # asyncio.Runner, like asyncio.run: on the way out every task left (a match's
-            # seats, its referee) is cancelled and awaited, so nothing is cut off mid-write
-            with asyncio.Runner() as runner, contextlib.suppress(asyncio.CancelledError):
-                runner.run(main())
-
-        self._thread = threading.Thread(target=run, name="arena-player", daemon=True)
-        self._thread.start()
-        ready.wait()
-        self.state.wake = self.wake
-
-    def wake(self) -> None:
-        """New work (an upload, a resumed bot): start a cycle now."""
-        loop, event = self._loop, self._event
-        if loop is not None and event is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(event.set)
-
-    def stop(self, timeout: float = 60.0) -> None:
-        """Cancel the cycle (matches in flight end; the finished ones are kept, the others
-        are played again at the next start) and wait for the thread."""
-        self._stopping = True
-        loop, task = self._loop, self._task
-        if loop is not None and task is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(task.cancel)
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    async def _main(self) -> None:
-        assert self._event is not None
-        pause = IDLE_SECONDS
-        while not self._stopping:
-            try:
-                worked = await self.check_uploads()
-                worked = await self.play_round() or worked
-                self.last_error = ""
-                pause = IDLE_SECONDS
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # the server outlives whatever went wrong here
-                log.exception("the player's cycle failed; retrying")
-                self.last_error = f"{type(exc).__name__}: {exc}"
-                worked, pause = False, min(pause * 2, 60.0)
-            if not worked:
-                self._event.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._event.wait(), pause)
-
-    # ----- uploads ----------------------------------------------------------------------
-    async def check_uploads(self) -> bool:
-        with Session(self.engine) as session:
-            waiting = list(
-                session.execute(
-                    select(Upload.id, Upload.bot_name, Upload.digest, Upload.files)
-                    .where(Upload.status == "checking")
-                    .order_by(Upload.id)
-                )
+    # ----- the whole ---------------------------------------------------------------------
+    async def run(self) -> None:
+        info = worker_info(self.engine, self.config.ladder)
+        if info.alive and info.pid != os.getpid():
+            raise AnotherWorker(
+                f"a worker for ladder {self.config.ladder!r} already runs (pid {info.pid} on "
+                f"{info.host}); stop it first, or run only one"
             )
-        for upload_id, name, digest, files in waiting:
-            if self._stopping:
-                break
-            await self.check_one(upload_id, name, digest, unpack(files))
-        collect_refused(self.engine, self.config.data_dir())  # (one query when none is new)
-        return bool(waiting)
+        seen = worker_started(self.engine, self.config.ladder)
+        # refused uploads' files go (at start, and after each check: _check); it spares the
+        # folders of uploads still being checked
+        await asyncio.to_thread(collect_refused, self.engine, self.config.data_dir())
+        loops = [self._checks_loop(), self._standings_loop()]
+        if self.config.matches:
+            loops.append(self._matches_loop())
+        tasks = [asyncio.create_task(c) for c in loops]
+        try:
+            while True:
+                await asyncio.sleep(POLL_SECONDS)
+                for task in tasks:
+                    if task.done():  # a loop never ends by itself: report it, stop
+                        task.result()
+                        raise RuntimeError("a worker loop ended")
+                now = time.monotonic()
+                if now - self._last_beat >= HEARTBEAT_EVERY:
+                    self._last_beat = now
+                    nudged = heartbeat(self.engine, self.config.ladder, self.last_error)
+                else:
+                    nudged = _read_nudge(self.engine, self.config.ladder)
+                if nudged != seen:
+                    seen = nudged
+                    self._check_event.set()
+                    self._match_event.set()
+        finally:
+            for task in [*tasks, *self._checks]:
+                task.cancel()
+            for task in [*tasks, *self._checks]:
+                with contextlib.suppress(BaseException):
+                    await task
+            self.fitter.close()
+            with contextlib.suppress(Exception):
+                worker_stopped(self.engine, self.config.ladder)
+
+    # ----- entry checks ------------------------------------------------------------------
+    async def _checks_loop(self) -> None:
+        pause_s = IDLE_SECONDS
+        while True:
+            try:
+                while len(self._checks) < self.config.check_slots:
+                    pick = self.next_upload()
+                    if pick is None:
+                        break
+                    self._served[pick.user_id] = time.monotonic()
+                    task = asyncio.create_task(self._check(pick), name=f"check {pick.upload_id}")
+                    self._checks[task] = pick
+                    task.add_done_callback(self._check_done)
+                self.errors.pop("checks", None)
+                pause_s = IDLE_SECONDS
+            except Exception as exc:
+                log.exception("picking uploads to check failed; retrying")
+                self.errors["checks"] = f"{type(exc).__name__}: {exc}"
+                pause_s = min(pause_s * 2, 60.0)
+            self._check_event.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._check_event.wait(), pause_s)
+
+    def _check_done(self, task: asyncio.Task[None]) -> None:
+        self._checks.pop(task, None)
+        self._check_event.set()
+
+    def next_upload(self) -> _Pick | None:
+        """The next upload to check: round-robin by account — among accounts with an upload
+        waiting and none being checked, the one served longest ago (never: first), its
+        oldest upload."""
+        busy_users = {p.user_id for p in self._checks.values()}
+        now = time.monotonic()
+        with Session(self.engine) as session:
+            waiting = session.execute(
+                select(Upload.id, Upload.user_id, Upload.bot_name, Upload.digest)
+                .where(Upload.status == "checking")
+                .order_by(Upload.id)
+            ).all()
+        first: dict[int, _Pick] = {}
+        for upload_id, user_id, name, digest in waiting:
+            if user_id in busy_users or self._retry_after.get(upload_id, 0.0) > now:
+                continue
+            first.setdefault(user_id, _Pick(upload_id, user_id, name, digest))
+        if not first:
+            return None
+        return min(
+            first.values(), key=lambda p: (self._served.get(p.user_id, float("-inf")), p.upload_id)
+        )
+
+    async def _check(self, pick: _Pick) -> None:
+        """One upload's check within its account's budget and the wall-clock cap."""
+        budget, cap = float(self.config.check_budget), float(self.config.check_cap)
+        spent = charged_today(self.engine, pick.user_id)
+        left = budget - spent
+        if left <= 0:
+            hours, rest = divmod(int(until_tomorrow()), 3600)
+            self._refused(
+                pick.upload_id,
+                f"not checked: this account has used its {budget:.0f} s of entry checks for "
+                f"today (UTC); they renew in {hours} h {rest // 60} min",
+            )
+            return
+        limit = min(cap, left)
+        started = time.monotonic()
+        charged = True
+        try:
+            with Session(self.engine) as session:
+                files = session.scalar(select(Upload.files).where(Upload.id == pick.upload_id))
+            if files is None:
+                return
+            await asyncio.wait_for(
+                self.check_one(pick.upload_id, pick.name, pick.digest, unpack(files)), limit
+            )
+            self.errors.pop(f"check {pick.upload_id}", None)
+        except TimeoutError:
+            if limit < cap:
+                why = (
+                    f"its entry check was stopped after {limit:.0f} s: this account's "
+                    f"{budget:.0f} s of entry checks for today (UTC) ran out"
+                )
+            else:
+                why = (
+                    f"its entry check (one hand against copies of itself) took longer than "
+                    f"{cap:.0f} s"
+                )
+            self._refused(pick.upload_id, why)
+        except asyncio.CancelledError:
+            charged = False  # the worker stops: the upload is checked again at its start
+            raise
+        except Exception as exc:  # the server's problem, not the author's: retry later
+            charged = False
+            log.exception("checking upload %s failed; retrying later", pick.upload_id)
+            self.errors[f"check {pick.upload_id}"] = f"{type(exc).__name__}: {exc}"
+            self._retry_after[pick.upload_id] = time.monotonic() + RETRY_CHECK
+        finally:
+            if charged:
+                charge(self.engine, pick.user_id, time.monotonic() - started)
+            try:  # refused uploads' files go (one query when nothing new was refused)
+                await asyncio.to_thread(collect_refused, self.engine, self.config.data_dir())
+            except Exception:
+                log.exception("collecting refused uploads failed; trying after the next check")
+
+    def _refused(self, upload_id: int, reason: str) -> None:
+        finish_upload(self.engine, upload_id, False, reason, "", None)
 
     async def check_one(
         self, upload_id: int, name: str, digest: str, files: dict[str, bytes]
@@ -221,6 +359,24 @@ class Player:
         return newest_id
 
     # ----- matches ------------------------------------------------------------------------
+    async def _matches_loop(self) -> None:
+        pause_s = IDLE_SECONDS
+        while True:
+            try:
+                worked = await self.play_round()
+                self.errors.pop("matches", None)
+                pause_s = IDLE_SECONDS
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the worker outlives whatever went wrong here
+                log.exception("the player's cycle failed; retrying")
+                self.errors["matches"] = f"{type(exc).__name__}: {exc}"
+                worked, pause_s = False, min(pause_s * 2, 60.0)
+            if not worked:
+                self._match_event.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._match_event.wait(), pause_s)
+
     async def play_round(self) -> bool:
         name = self.config.ladder
         settings = contest_settings(self.engine, name)
@@ -236,14 +392,15 @@ class Player:
                 update_settings(self.engine, name, web_rounds=rounds)
                 pending, _ = plan_ladder(self.engine, name, rounds)
         except StoreError as exc:
-            self.last_error = str(exc)
+            self.errors["matches"] = str(exc)
             return False
         if not pending:
             return False
 
         def on_done(_done: int, _total: int, _summary: dict[str, Any]) -> None:
-            self.refresh()
+            self._standings_event.set()
 
+        self._playing = True
         try:
             await run_pending(
                 self.engine,
@@ -255,7 +412,9 @@ class Player:
             )
         except BotCannotStart as exc:
             self.pause(exc.bot, str(exc))
-        self.refresh(final=True)
+        finally:
+            self._playing = False
+            self._standings_event.set()
         return True
 
     def _fewest_matches(self) -> int:
@@ -314,25 +473,69 @@ class Player:
             return
         log.warning("paused %s: %s", label, why)
 
-    def refresh(self, final: bool = False) -> None:
-        """The standings the pages read, and now and then a rating snapshot (the history
-        chart's points).  A refit costs seconds to minutes on a big ladder (and holds the
-        interpreter meanwhile), so while matches finish it runs at most every
-        ``REFIT_EVERY`` seconds and never takes more than ``REFIT_SHARE`` of the player's
-        time; a snapshot (a refit of its own) likewise; both at the end of every round."""
+    # ----- standings ----------------------------------------------------------------------
+    def _snapshot_behind(self, ladder_id: int, done: int) -> bool:
+        """Whether matches finished since the newest rating snapshot (one per state)."""
+        from sqlalchemy import func
+
+        from ..ladder.store import RatingSnapshot
+
+        with Session(self.engine) as session:
+            last = session.scalar(
+                select(func.max(RatingSnapshot.matches)).where(
+                    RatingSnapshot.ladder_id == ladder_id
+                )
+            )
+        return done > 0 and last != done
+
+    async def _standings_loop(self) -> None:
+        pause_s = IDLE_SECONDS
+        while True:
+            try:
+                await self.refit_if_due()
+                self.errors.pop("standings", None)
+                pause_s = IDLE_SECONDS
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.exception("refitting the standings failed; retrying")
+                self.errors["standings"] = f"{type(exc).__name__}: {exc}"
+                pause_s = min(pause_s * 2, 60.0)
+            self._standings_event.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._standings_event.wait(), pause_s)
+
+    async def refit_if_due(self) -> bool:
+        """Refit (in the fit process, awaited without holding this loop) when the stored
+        fit trails the ladder: at once when play rests or the entries changed, else at most
+        every ``REFIT_EVERY`` seconds and ``REFIT_SHARE`` of the time."""
+        state = ladder_state(self.engine, self.config.ladder)
+        meta = fit_meta(self.engine, int(state[0]))
+        if meta is not None and meta.state == state_key(state):
+            return False
         moment = time.monotonic()
-        if final or moment - self.last_refit >= max(REFIT_EVERY, self.refit_cost / REFIT_SHARE):
-            with contextlib.suppress(Exception):
-                self.state.standings.get(self.engine, self.config.ladder)
-            self.last_refit = time.monotonic()
-            self.refit_cost = self.last_refit - moment
-        moment = time.monotonic()
-        every = max(SNAPSHOT_EVERY, self.snapshot_cost / REFIT_SHARE)
-        if final or moment - self.last_snapshot >= every:
-            with contextlib.suppress(Exception):
-                save_snapshot(self.engine, self.config.ladder)
-            self.last_snapshot = time.monotonic()
-            self.snapshot_cost = self.last_snapshot - moment
+        # a new, retired or paused entry shows at once (rare: an upload, the organizer);
+        # finished matches wait for their share of the time
+        entries_moved = meta is None or json.loads(meta.state)[3] != json.loads(state_key(state))[3]
+        if (
+            self._playing
+            and not entries_moved
+            and moment - self.last_fit_end < max(REFIT_EVERY, self.fit_cost / REFIT_SHARE)
+        ):
+            return False
+        snapshot = (
+            not self._playing
+            or moment - self.last_snapshot >= max(SNAPSHOT_EVERY, 2 * self.fit_cost / REFIT_SHARE)
+        ) and self._snapshot_behind(int(state[0]), int(state[1] or 0))
+        started = time.monotonic()
+        future = self.fitter.submit(engine_db(self.engine), self.config.ladder, snapshot)
+        await asyncio.wrap_future(future)
+        self.last_fit_end = time.monotonic()
+        self.fit_cost = self.last_fit_end - started
+        if snapshot:
+            self.last_snapshot = self.last_fit_end
+        log.info("standings refitted in %.1f s", self.fit_cost)
+        return True
 
 
 def _log_tail(folder: Path) -> str:
@@ -349,3 +552,43 @@ def _log_tail(folder: Path) -> str:
             if text.strip():
                 parts.append(f"== {path.name}\n{text}")
     return "\n".join(parts)[-LOG_TAIL:]
+
+
+def _read_nudge(engine: Engine, ladder: str) -> int:
+    from .worker_state import WorkerStatus
+
+    with Session(engine) as session:
+        return int(
+            session.scalar(select(WorkerStatus.nudge).where(WorkerStatus.ladder == ladder)) or 0
+        )
+
+
+def run_worker(engine: Engine, config: WebConfig) -> None:
+    """``arena worker``: the loops until SIGTERM or Ctrl-C (then a clean stop), or until
+    the process that started it (``ARENA_WORKER_PARENT``: ``arena serve --play``) is gone —
+    a worker never outlives its server as an orphan."""
+    parent = int(os.environ.get("ARENA_WORKER_PARENT", "0") or 0)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        player = Player(engine, config)
+        run = asyncio.create_task(player.run())
+        try:
+            while not run.done():
+                if parent and os.getppid() != parent:
+                    log.warning("the server that started this worker is gone: stopping")
+                    break
+                await asyncio.wait({run}, timeout=POLL_SECONDS)
+        finally:
+            run.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await run
+        if run.done() and not run.cancelled() and run.exception() is not None:
+            raise run.exception()  # type: ignore[misc]
+
+    with contextlib.suppress(asyncio.CancelledError):
+        asyncio.run(main())

@@ -29,11 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bigtwo import PASS, Bot, Game, RuleSet
+from bigtwo import PASS, Game, RuleSet
 from bigtwo.answers import encode_move
 from bigtwo.cards import CARDS
 from bigtwo.jsontext import loads_bounded
-from bigtwo.loader import load_bot_class
 from bigtwo.record import RecordError, compress, read_events
 
 from ..bots import BotSpec, is_sample_bot, resolve, sample_names
@@ -126,7 +125,6 @@ class Table:
     _leave: asyncio.Task[None] | None = None
     _shadow: Game | None = None
     _reveals: dict[int, list[list[str]]] = field(default_factory=dict)
-    _hinters: dict[str, Bot] = field(default_factory=dict)
     _held: list[dict[str, Any]] = field(default_factory=list)  # the match's end, until stored
     _reclaimed: str = ""
 
@@ -341,21 +339,25 @@ class Table:
         return {"type": "error", "why": "unknown request"}
 
     async def _hint(self, name: Any, allowed: list[str]) -> dict[str, Any]:
-        """What a sample bot would play here (our own code, run in this process on the
-        person's own observation: it sees nothing the person does not)."""
+        """What a sample bot would play here (our own code, on the person's own
+        observation: it sees nothing the person does not), computed in the hint pool's
+        processes (``arena.web.hints``), never in this server's interpreter."""
+        from .hints import POOL, HintBusy
+
         if not isinstance(name, str) or name not in allowed:
             return {"bot": None, "cards": None, "label": "", "why": "choose a sample bot"}
         obs = self.person.observation()
         if obs is None:
             return {"bot": name, "cards": None, "label": "", "why": "wait for your turn"}
-        bot = self._hinters.get(name)
-        if bot is None:
-            spec = resolve(name)
-            if not is_sample_bot(spec):
-                return {"bot": None, "cards": None, "label": "", "why": "not a sample bot"}
-            bot = self._hinters[name] = load_bot_class(spec.runner_spec)()
+        spec = resolve(name)
+        if not is_sample_bot(spec):
+            return {"bot": None, "cards": None, "label": "", "why": "not a sample bot"}
         try:
-            move = await asyncio.to_thread(bot.act, obs)
+            move = await POOL.ask(spec.runner_spec, obs)
+        except HintBusy as exc:
+            return {"bot": name, "cards": None, "label": "", "why": str(exc)}
+        except TimeoutError:
+            return {"bot": name, "cards": None, "label": "", "why": f"{name} took too long"}
         except Exception as exc:
             return {"bot": name, "cards": None, "label": "", "why": f"{name} failed: {exc}"}
         try:

@@ -22,6 +22,7 @@ from .pages import render
 from .player import MATCHES_PER_BOT
 from .security import Visitor, check_csrf, require_organizer, visitor
 from .uploads import UploadLimits
+from .worker_state import worker_info
 
 router = APIRouter()
 Who = Annotated[Visitor, Depends(visitor)]
@@ -44,7 +45,7 @@ def admin_context(request: Request, **extra: Any) -> dict[str, Any]:
             }
             for e in entrants(session, ladder.id)
         ]
-    player = getattr(state, "player", None)
+    worker = worker_info(engine, name)  # the worker runs in a process of its own
     return {
         "title": "Organize",
         "join_code": settings.get("join_code", ""),
@@ -53,9 +54,9 @@ def admin_context(request: Request, **extra: Any) -> dict[str, Any]:
         "presets": list(PRESETS),
         "rules_locked": played_any(engine, name),
         "bots": bots,
-        "playing": state.config.play,
+        "playing": state.config.play or worker.alive,
         "matches_per_bot": settings.get("matches_per_bot", MATCHES_PER_BOT),
-        "player_error": getattr(player, "last_error", "") if player else "",
+        "player_error": worker.last_error,
         **extra,
     }
 

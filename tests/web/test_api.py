@@ -534,7 +534,7 @@ def test_a_new_version_retires_the_old_one_and_its_pending_matches(site):
     from arena.web.player import Player
 
     _, app = site
-    player = Player(app.state)
+    player = Player(app.state.engine, app.state.config)
     first = player.enter("alicebot", "/nowhere/v1/bot.py", "a" * 64)
     plan_ladder(app.state.engine, "contest", 1)
     assert _statuses(app) == {"pending": 1}  # four bots: one group

@@ -4,6 +4,7 @@ from alembic import context
 
 import arena.web.models  # noqa: F401  (the web arena's tables share the metadata)
 from arena.ladder.store import Base
+from arena.web import worker_state  # noqa: F401  (the worker's status, stored fits, budgets)
 
 connection = context.config.attributes.get("connection")
 if connection is None:
