@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session, joinedload
 
 from bigtwo.record import decompress
 
+from ..public_record import FaultKey, fault_key
 from ..text import printable
 from .store import (
     Bot,
@@ -504,24 +505,35 @@ def match_record(engine: Engine, match_id: int, ladder: str | None, db: str) -> 
         )
 
 
+def fault_details(
+    match: Match, faults: Sequence[FaultRow], seats: set[int] | None = None
+) -> dict[FaultKey, list[str]]:
+    """The details of ``match``'s ``faults`` by the public record's fault key, for ``seats``
+    only (every seat: None).  A row kept before faults had a seat stands for every seat of
+    its bot version (one owner either way).  The one reader of details for the operator's
+    replay and for an owner's view of their own seats."""
+    details: dict[FaultKey, list[str]] = {}
+    for f in faults:
+        where = (
+            [f.seat]
+            if f.seat is not None
+            else [s for s, v in enumerate(match.seats) if v == f.version_id]
+        )
+        for seat in where:
+            key = fault_key(seat, {"kind": f.kind, "hand": f.hand, "turn": f.turn})
+            if key is not None and (seats is None or seat in seats):
+                details.setdefault(key, []).append(f.detail)
+    return details
+
+
 def _with_details(data: bytes, match: Match, faults: Sequence[FaultRow]) -> bytes:
     """The stored (public) record with each fault's detail put back from the ``faults``
     table: ``arena replay MATCH --db`` is the operator's, who may read every detail."""
     from bigtwo.jsontext import loads_bounded
 
-    from ..public_record import FaultKey, fault_key, with_details
+    from ..public_record import with_details
 
-    details: dict[FaultKey, list[str]] = {}
-    for f in faults:
-        seats = (
-            [f.seat]
-            if f.seat is not None
-            else [s for s, v in enumerate(match.seats) if v == f.version_id]
-        )
-        for seat in seats:
-            key = fault_key(seat, {"kind": f.kind, "hand": f.hand, "turn": f.turn})
-            if key is not None:
-                details.setdefault(key, []).append(f.detail)
+    details = fault_details(match, faults)
     if not details:
         return data
     items: list[Any] = []

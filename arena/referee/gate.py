@@ -48,8 +48,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import functools
-import ipaddress
 import logging
 import os
 import secrets
@@ -59,6 +57,8 @@ import struct
 import sys
 import time
 from pathlib import Path
+
+from ..addresses import peer_key  # (re-exported: the gate's tests name it here)
 
 log = logging.getLogger("arena.referee.gate")
 
@@ -142,21 +142,6 @@ def link_of(peer: str) -> Link | None:
     abstract address the link's private side is bound to); None for any other peer."""
     at = peer.find(_TAG)
     return _links.get(peer[at:]) if at >= 0 else None
-
-
-@functools.lru_cache(maxsize=4096)  # a flood repeats its addresses; parsing one costs
-def peer_key(address: str) -> str:
-    """What the per-peer cap counts: an IPv4 address (also when mapped into IPv6), or an
-    IPv6 address's /64."""
-    try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
-        return address
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.IPv6Network((ip, 64), strict=False))
-    return str(ip)
 
 
 class Link:

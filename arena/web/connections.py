@@ -43,7 +43,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..referee.gate import peer_key
+from ..addresses import peer_key
 
 log = logging.getLogger("arena.web.connections")
 

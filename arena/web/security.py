@@ -12,7 +12,6 @@ no CSRF token.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +20,7 @@ from fastapi import HTTPException
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..addresses import peer_key
 from .accounts import Account, session_account, token_account
 
 SESSION_COOKIE = "arena_session"
@@ -105,19 +105,9 @@ def password_due(request: HTTPConnection, account: Account, by_api_token: bool) 
     raise HTTPException(303, PASSWORD_DUE, headers={"location": ACCOUNT_PAGE})
 
 
-def address_key(host: str) -> str:
-    """The address a visitor is counted under: an IPv4 address as it is, an IPv6 address by
-    its /64 (one customer's network: a host picks any of 2^64 addresses in it at will, so
-    counting single IPv6 addresses would count nothing).  IPv4-mapped IPv6 is IPv4."""
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return host
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.IPv6Network((ip, 64), strict=False))
-    return str(ip)
+address_key = peer_key
+"""The address a visitor is counted under (``arena.addresses``: IPv4 as it is, IPv6 by
+its /64) — the same rule as the referee's gate and the web server's connection caps."""
 
 
 def client_address(request: HTTPConnection) -> str:

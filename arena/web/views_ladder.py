@@ -16,9 +16,9 @@ from sqlalchemy.orm import Session
 from bigtwo import RuleSet
 
 from ..ladder.leaderboard import counts
-from ..ladder.queries import bot_faults, parse_bot, rating_history
+from ..ladder.queries import bot_faults, fault_details, parse_bot, rating_history
 from ..ladder.store import Bot, BotVersion, FaultRow, Match, MatchRecord, MatchSeat
-from ..public_record import FaultKey, fault_key, with_details
+from ..public_record import FaultKey, with_details
 from ..replay_view import rules_summary
 from .contest import PUBLIC_SETTINGS, bot_versions, head_to_head, ladder_row, version_labels
 from .models import BotOwner, Upload, User
@@ -357,19 +357,7 @@ def seen_details(request: Request, who: Visitor, m: Match) -> dict[FaultKey, lis
         rows = session.scalars(
             select(FaultRow).where(FaultRow.match_id == m.id).order_by(FaultRow.id)
         ).all()
-    details: dict[FaultKey, list[str]] = {}
-    for f in rows:
-        # rows kept before seats were: every seat of that version (one owner either way)
-        seats = (
-            [f.seat]
-            if f.seat is not None
-            else [s for s, v in enumerate(m.seats) if v == f.version_id]
-        )
-        for seat in seats:
-            key = fault_key(seat, {"kind": f.kind, "hand": f.hand, "turn": f.turn})
-            if seat in mine and key is not None:
-                details.setdefault(key, []).append(f.detail)
-    return details
+    return fault_details(m, rows, mine)
 
 
 def match_data(request: Request, who: Visitor, match_id: int) -> dict[str, Any]:
