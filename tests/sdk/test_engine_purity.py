@@ -5,7 +5,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-ENGINE = ["cards", "combos", "rules", "scoring", "legality", "game", "observation", "record"]
+ENGINE = [
+    "cards",
+    "combos",
+    "rules",
+    "scoring",
+    "legality",
+    "game",
+    "observation",
+    "record",
+    "jsontext",
+]
 SDK = Path(__file__).resolve().parents[2] / "sdk" / "bigtwo"
 
 
