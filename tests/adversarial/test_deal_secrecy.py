@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from arena.bots import resolve
 from arena.ladder.duplicate import rotated_deals
 from arena.ladder.runner import deal_seed
-from arena.ladder.store import Ladder, Match
+from arena.ladder.store import FaultRow, Ladder, Match
 from arena.match import by_rotation, run_match
 from arena.referee.session import TimeControl
 from bigtwo import RuleSet, deal
@@ -33,6 +33,18 @@ def probe(seat: dict, word: str = "PROBE") -> list[str]:
     for fault in seat["faults"]:
         assert "BREACH" not in fault["detail"], fault["detail"]
     return [f["detail"] for f in seat["faults"] if word in f["detail"]]
+
+
+def stored_faults(session: Session, match: Match, seat: int) -> dict:
+    """A ladder seat's faults with their details, as ``probe`` reads them: from the
+    ``faults`` table, the one place a ladder keeps a fault's detail (its stored result is
+    public: kinds and fixed reasons only)."""
+    rows = session.scalars(
+        select(FaultRow)
+        .where(FaultRow.match_id == match.id, FaultRow.seat == seat)
+        .order_by(FaultRow.id)
+    )
+    return {"faults": [{"kind": f.kind, "detail": f.detail} for f in rows]}
 
 
 def test_the_seed_search_finds_a_guessable_seed():
@@ -80,7 +92,7 @@ def test_ladder_deals_are_keyed(tmp_path):
         found = []
         for s in match.result["seats"]:
             if match.seats[s["seat"]] == min(match.seats):  # the searcher entered first
-                found += probe(s)
+                found += probe(stored_faults(session, match, s["seat"]))
         assert found, match.result["seats"]
         for public in match.deal_seeds:
             played = deal(HK, deal_seed(key, public))
@@ -183,7 +195,7 @@ def test_a_ladder_batch_starts_fresh_instances_per_rotation_not_per_match(backen
             assert [h["hand"] for h in m.result["hands"]] == [0, 1, 2, 3]
             for s in m.result["seats"]:
                 if m.seats[s["seat"]] == min(m.seats):  # the rememberer entered first
-                    reports += probe(s)
+                    reports += probe(stored_faults(session, m, s["seat"]))
     engine.dispose()
     ids = [re.search(r"instance (\w+)", r).group(1) for r in reports]  # type: ignore[union-attr]
     assert len(ids) == 8 and len(set(ids)) == 8, reports
