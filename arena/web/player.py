@@ -42,6 +42,7 @@ import os
 import signal
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,26 +190,43 @@ class Player:
 
     # ----- entry checks ------------------------------------------------------------------
     async def _checks_loop(self) -> None:
+        await self._keep_running(
+            "checks", "picking uploads to check", self._start_checks, self._check_event
+        )
+
+    async def _start_checks(self) -> bool:
+        """Fill the free check slots (round-robin by account); never 'worked': the loop
+        then waits for a nudge or a finished check."""
+        while len(self._checks) < self.config.check_slots:
+            pick = self.next_upload()
+            if pick is None:
+                break
+            self._served[pick.user_id] = time.monotonic()
+            task = asyncio.create_task(self._check(pick), name=f"check {pick.upload_id}")
+            self._checks[task] = pick
+            task.add_done_callback(self._check_done)
+        return False
+
+    async def _keep_running(
+        self, key: str, what: str, step: Callable[[], Awaitable[bool]], event: asyncio.Event
+    ) -> None:
+        """One of the worker's loops: ``step`` until cancelled, its error kept under ``key``
+        (shown on the Organize page) and retried with a doubling pause; when a step did no
+        work, wait for ``event`` (a nudge) or the pause."""
         pause_s = IDLE_SECONDS
         while True:
             try:
-                while len(self._checks) < self.config.check_slots:
-                    pick = self.next_upload()
-                    if pick is None:
-                        break
-                    self._served[pick.user_id] = time.monotonic()
-                    task = asyncio.create_task(self._check(pick), name=f"check {pick.upload_id}")
-                    self._checks[task] = pick
-                    task.add_done_callback(self._check_done)
-                self.errors.pop("checks", None)
+                worked = await step()
+                self.errors.pop(key, None)
                 pause_s = IDLE_SECONDS
-            except Exception as exc:
-                log.exception("picking uploads to check failed; retrying")
-                self.errors["checks"] = f"{type(exc).__name__}: {exc}"
-                pause_s = min(pause_s * 2, 60.0)
-            self._check_event.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._check_event.wait(), pause_s)
+            except Exception as exc:  # the worker outlives whatever went wrong here
+                log.exception("%s failed; retrying", what)
+                self.errors[key] = f"{type(exc).__name__}: {exc}"
+                worked, pause_s = False, min(pause_s * 2, 60.0)
+            if not worked:
+                event.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait(), pause_s)
 
     def _check_done(self, task: asyncio.Task[None]) -> None:
         self._checks.pop(task, None)
@@ -360,22 +378,9 @@ class Player:
 
     # ----- matches ------------------------------------------------------------------------
     async def _matches_loop(self) -> None:
-        pause_s = IDLE_SECONDS
-        while True:
-            try:
-                worked = await self.play_round()
-                self.errors.pop("matches", None)
-                pause_s = IDLE_SECONDS
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # the worker outlives whatever went wrong here
-                log.exception("the player's cycle failed; retrying")
-                self.errors["matches"] = f"{type(exc).__name__}: {exc}"
-                worked, pause_s = False, min(pause_s * 2, 60.0)
-            if not worked:
-                self._match_event.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._match_event.wait(), pause_s)
+        await self._keep_running(
+            "matches", "the player's cycle", self.play_round, self._match_event
+        )
 
     async def play_round(self) -> bool:
         name = self.config.ladder
@@ -489,21 +494,13 @@ class Player:
         return done > 0 and last != done
 
     async def _standings_loop(self) -> None:
-        pause_s = IDLE_SECONDS
-        while True:
-            try:
-                await self.refit_if_due()
-                self.errors.pop("standings", None)
-                pause_s = IDLE_SECONDS
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.exception("refitting the standings failed; retrying")
-                self.errors["standings"] = f"{type(exc).__name__}: {exc}"
-                pause_s = min(pause_s * 2, 60.0)
-            self._standings_event.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._standings_event.wait(), pause_s)
+        await self._keep_running(
+            "standings", "refitting the standings", self._refit_step, self._standings_event
+        )
+
+    async def _refit_step(self) -> bool:
+        await self.refit_if_due()
+        return False  # the loop waits for a nudge (a finished match) or the pause
 
     async def refit_if_due(self) -> bool:
         """Refit (in the fit process, awaited without holding this loop) when the stored
