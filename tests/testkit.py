@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import pytest
 
@@ -115,3 +117,31 @@ def need_docker() -> None:
         if REQUIRE_DOCKER:
             pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but {problem}")
         pytest.skip(problem)
+
+
+def _page_rebuilt(exc: Exception) -> bool:
+    """Whether a browser call failed only because the page replaced the node it read (a
+    reload, a redraw): chromedriver reports that as a stale element or, mid-navigation, as
+    an inspector error "Node with given id does not belong to the document"."""
+    name = type(exc).__name__
+    return name == "StaleElementReferenceException" or (
+        name == "WebDriverException" and "does not belong to the document" in str(exc)
+    )
+
+
+def wait_for(predicate: Callable[[], Any], seconds: float, what: str) -> Any:
+    """Poll ``predicate`` every 0.3 s until it returns something true, and return that;
+    fail naming ``what`` after ``seconds``. A read of a node the page rebuilt meanwhile
+    counts as "not yet", never as a failure: pages that update themselves do that."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            found = predicate()
+        except Exception as exc:
+            if not _page_rebuilt(exc):
+                raise
+            found = None
+        if found:
+            return found
+        time.sleep(0.3)
+    raise AssertionError(f"not within {seconds} s: {what}")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,8 @@ from arena.web.accounts import create_user
 from arena.web.app import create_app
 from arena.web.contest import WebConfig, contest_settings, update_settings
 
+from testkit import wait_for
+
 IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
 BOT = '''"""A student's first bot: the weakest play that beats the trick."""
 from bigtwo import Bot
@@ -31,16 +32,6 @@ class Student(Bot):
         print("thinking <script>alert(1)</script><img src=x onerror=alert(2)>")
         return observation.legal_moves[0]
 '''
-
-
-def wait_for(predicate: Any, seconds: float, what: str) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.3)
-    raise AssertionError(f"not within {seconds} s: {what}")
 
 
 @pytest.mark.browser
@@ -76,16 +67,11 @@ def test_a_participant_signs_up_uploads_and_replays_a_match(browser, live_server
     wait_for(lambda: "/uploads/" in browser.current_url, 10, "the upload's page")
 
     def checked() -> Any:
-        """The status once it is not "checking"; None meanwhile, and while the page
-        reloads itself (which it does when the check ends)."""
-        from selenium.common.exceptions import StaleElementReferenceException
-
-        try:
-            for s in browser.find_elements(By.ID, "status"):
-                if s.get_attribute("data-status") != "checking":
-                    return s
-        except StaleElementReferenceException:
-            pass
+        """The status once it is not "checking"; None meanwhile (a read while the page
+        reloads itself, which it does when the check ends, is "not yet" to wait_for)."""
+        for s in browser.find_elements(By.ID, "status"):
+            if s.get_attribute("data-status") != "checking":
+                return s
         return None
 
     status = wait_for(checked, 120, "the smoke check")

@@ -16,6 +16,8 @@ from test_api import BOT, sign_up, upload
 from arena.web.app import create_app
 from arena.web.contest import WebConfig, update_settings
 
+from testkit import wait_for
+
 SLOW_BOT = b'''"""Legal, but slow: most of its move time, every move (a hand takes it most of a
 minute at four seats)."""
 import time
@@ -36,16 +38,6 @@ def status(client: httpx.Client, upload_id: int) -> dict[str, Any]:
 
 def done(url: str) -> int:
     return int(httpx.get(f"{url}/api/matches", timeout=10).json()["total"])
-
-
-def wait_for(predicate: Any, seconds: float, what: str) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.3)
-    raise AssertionError(f"not within {seconds} s: {what}")
 
 
 @pytest.mark.slow
