@@ -15,6 +15,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import AsyncIterator
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
@@ -134,7 +135,8 @@ def create_app(config: WebConfig) -> FastAPI:
         except HTTPException:
             who = Visitor(None, "")
         page = render(
-            request, who, "error.html", {"status": exc.status_code, "reason": reason},
+            request, who, "error.html",
+            {"status": exc.status_code, "title": _status_title(exc.status_code), "reason": reason},
             exc.status_code,
         )  # fmt: skip
         page.headers.update(headers)
@@ -176,3 +178,12 @@ class _Nudge:
             nudge(self.engine, self.ladder)
         except Exception:  # the worker still polls for uploads on its own
             logging.getLogger("arena.web").warning("could not nudge the worker", exc_info=True)
+
+
+def _status_title(status: int) -> str:
+    """The page heading for an error: the status's name a person reads ("Bad Request"),
+    the bare number only when the status has no name."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return f"Error {status}"
