@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from .common import _fail, _shown, app
-from .worker import CheckBudgetOpt, CheckCapOpt, CheckSlotsOpt, check_choices
+from .worker import CheckBudgetOpt, CheckCapOpt, CheckSlotsOpt, check_choices, open_contest
 
 
 @app.command(
@@ -113,18 +113,7 @@ def serve(
         check_cap=check_cap,
         check_budget=check_budget,
     )
-    try:
-        config.data_dir()
-    except ValueError as exc:
-        raise _fail(str(exc)) from None
-    from ..ladder.queries import StoreError, connect
-    from ..web.contest import ensure_contest
-
-    try:
-        engine = connect(db)
-        ensure_contest(engine, config)
-    except StoreError as exc:
-        raise _fail(str(exc)) from None
+    engine = open_contest(config)
     if create_organizer is not None:
         password = os.environ.get("ARENA_ORGANIZER_PASSWORD") or None
         try:

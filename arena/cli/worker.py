@@ -5,11 +5,16 @@ run it alone beside a server started without ``--play``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .common import _fail, _shown, app
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from ..web.contest import WebConfig
 
 JobsOpt = Annotated[int, typer.Option(min=1, max=64, help="Ladder matches played at once.")]
 SandboxOpt = Annotated[
@@ -59,6 +64,24 @@ def check_choices(sandbox: str, executor: str) -> None:
         raise _fail(f"--executor {executor!r}: choose local or ray")
     if sandbox not in ("auto", "docker", "process"):
         raise _fail(f"--sandbox {sandbox!r}: choose auto, docker or process")
+
+
+def open_contest(config: WebConfig) -> Engine:
+    """The contest's store, ready (its data folder usable, its ladder and settings made),
+    for `arena serve` and `arena worker` alike; a clear error and exit 2 when not."""
+    from ..ladder.queries import StoreError, connect
+    from ..web.contest import ensure_contest
+
+    try:
+        config.data_dir()
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    try:
+        engine = connect(config.db)
+        ensure_contest(engine, config)
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+    return engine
 
 
 @app.command(
@@ -111,8 +134,7 @@ def worker(
     import os
     import sys
 
-    from ..ladder.queries import StoreError, connect
-    from ..web.contest import WebConfig, ensure_contest
+    from ..web.contest import WebConfig
     from ..web.player import AnotherWorker, run_worker
 
     check_choices(sandbox, executor)
@@ -130,15 +152,7 @@ def worker(
         check_cap=check_cap,
         check_budget=check_budget,
     )
-    try:
-        config.data_dir()
-    except ValueError as exc:
-        raise _fail(str(exc)) from None
-    try:
-        engine = connect(db)
-        ensure_contest(engine, config)
-    except StoreError as exc:
-        raise _fail(str(exc)) from None
+    engine = open_contest(config)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s worker: %(message)s", "%H:%M:%S"))
     log = logging.getLogger("arena.web.player")
