@@ -604,8 +604,10 @@ def test_whatever_the_zip_walk_lets_through_zipfile_lists_alike(edits):
         count = scanned_zip(bytes(data))
     except (ArchiveRefused, ArchiveDamaged):
         return
+    from arena.web.uploads import _DAMAGED
+
     try:
         listed = len(zipfile.ZipFile(io.BytesIO(bytes(data))).infolist())
-    except (zipfile.BadZipFile, ValueError, struct.error, UnicodeDecodeError):
+    except _DAMAGED:  # the gate's "damaged" (zipfile's NotImplementedError "version 6.4" too)
         return
     assert listed == count
