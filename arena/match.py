@@ -10,7 +10,6 @@ import itertools
 import secrets
 import shutil
 import ssl
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from bigtwo import RuleSet
 
 from .bots import BotSpec, as_authored, unique_names
 from .record import RecordWriter
+from .referee.match_folder import new_match_folder
 from .referee.service import RefereeServer
 from .referee.session import MatchSession, SeatSpec, TimeControl, round_trip_stats
 from .sandbox import make_sandbox
@@ -229,7 +229,7 @@ async def run_match(
             raise ValueError("a remote seat cannot be restarted for each segment")
     plan = (segments or [list(range(len(deals)))]) if deals is not None else [[]]
     names = unique_names(bots)
-    workdir = tempfile.mkdtemp(prefix="arena-")
+    workdir = str(new_match_folder())  # its sockets' paths fit (a deep TMPDIR falls back)
     writer = RecordWriter(record_path) if record_path else None
     server = RefereeServer()  # gated (listen_private below): one stream per seat link
     handles: list[list[BotHandle]] = [[] for _ in plan]

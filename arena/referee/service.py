@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import hmac
 import logging
-import os
 import ssl
 from pathlib import Path
 
@@ -33,6 +32,7 @@ import grpc
 from bigtwo.v1 import referee_pb2_grpc as pb_grpc
 
 from .gate import HELLO_S, STREAMS_PER_LINK, DescriptorReserve, SeatGate, TcpGate, _Gate, link_of
+from .match_folder import socket_path
 from .seat import Seat
 from .session import MatchSession
 
@@ -270,11 +270,3 @@ class RefereeServer:
         await self.server.stop(grace)  # streams end with their status, through the gates
         for gate in self.gates:
             gate.close()
-
-
-def socket_path(folder: Path) -> Path:
-    """Where a match's socket lives; Unix socket paths must stay short (108 bytes)."""
-    path = folder / "referee.sock"
-    if len(os.fsencode(path)) > 100:
-        raise OSError(f"socket path too long for a Unix socket: {path}")
-    return path

@@ -5,9 +5,7 @@ sandbox gc`` (and a future web layer's housekeeping) run the same clean-up."""
 from __future__ import annotations
 
 import shutil
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 
 @dataclass
@@ -28,7 +26,9 @@ def collect() -> Collected:
 
     client = docker_client()
     containers = len(remove_leftovers(client)) if client is not None else None
-    folders = [f for f in Path(tempfile.gettempdir()).glob("arena-*") if not match_alive(f)]
+    from ..referee.match_folder import match_folders
+
+    folders = [f for f in sorted(match_folders()) if not match_alive(f)]
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
     return Collected(containers, len(folders), len(remove_leftover_cgroups()))

@@ -6,8 +6,9 @@ a proxy that holds its create or start requests) is cut off at the startup allow
 an error; SIGINT or SIGTERM to a running ladder stops it at once, leaves no container and
 keeps the finished matches.
 
-Each run gets a TMPDIR of its own: its matches' folders, bind-mounted into their containers,
-say which containers are the run's (other docker tests may run at the same time)."""
+Each run gets a TMPDIR of its own (the test's ``own_tmp``, short enough for Unix socket
+paths): its matches' folders, bind-mounted into their containers, say which containers are
+the run's (other docker tests may run at the same time)."""
 
 from __future__ import annotations
 
@@ -79,7 +80,7 @@ def statuses(db: Path) -> dict[str, int]:
 
 
 @pytest.mark.slow
-def test_a_docker_ladder_of_six_with_jobs_3_finishes_and_leaves_nothing(engine, tmp_path):
+def test_a_docker_ladder_of_six_with_jobs_3_finishes_and_leaves_nothing(engine, tmp_path, own_tmp):
     """The issue's ladder: six bots, ``--jobs 3``, one of which crashes at start.  That one
     is refused at entry with its error (the entry check), and the five others play their
     five matches, 3 at once, each starting 4 containers per rotation while the other
@@ -93,7 +94,7 @@ def test_a_docker_ladder_of_six_with_jobs_3_finishes_and_leaves_nothing(engine, 
     t0 = time.monotonic()
     proc = arena(
         "ladder", "run", "--db", str(db), "--sandbox", "docker", "--jobs", "3", "--deals", "1",
-        "--json", "--bots", *bots, timeout=600, env=env_for(tmp_path),
+        "--json", "--bots", *bots, timeout=600, env=env_for(own_tmp),
     )  # fmt: skip
     took = time.monotonic() - t0
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -106,12 +107,12 @@ def test_a_docker_ladder_of_six_with_jobs_3_finishes_and_leaves_nothing(engine, 
     crasher = rows["exits_in_ladder_matches"]
     assert crasher["forfeits"] == crasher["matches"] == 4  # every four of five with it
     assert "Traceback" not in proc.stderr
-    left, _ = gone_within(engine, tmp_path, 5)
+    left, _ = gone_within(engine, own_tmp, 5)
     assert left == []
     print(f"six bots (one refused), --jobs 3: {took:.1f} s")
 
 
-def test_a_docker_ladder_with_a_bot_that_cannot_start_ends_promptly(engine, tmp_path):
+def test_a_docker_ladder_with_a_bot_that_cannot_start_ends_promptly(engine, tmp_path, own_tmp):
     """A bot that fails while being imported: whatever the ladder does with it (refused at
     entry, or the ladder stopped with its error), it says why, does not hang, and leaves no
     container."""
@@ -119,18 +120,18 @@ def test_a_docker_ladder_with_a_bot_that_cannot_start_ends_promptly(engine, tmp_
     t0 = time.monotonic()
     proc = arena(
         "ladder", "run", "--db", str(db), "--sandbox", "docker", "--jobs", "3", "--deals", "1",
-        "--bots", *SAMPLES, str(HOSTILE / "crash_at_start.py"), env=env_for(tmp_path),
+        "--bots", *SAMPLES, str(HOSTILE / "crash_at_start.py"), env=env_for(own_tmp),
     )  # fmt: skip
     took = time.monotonic() - t0
     assert "broken on purpose" in proc.stderr, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     assert took < 120, took
-    left, _ = gone_within(engine, tmp_path, 5)
+    left, _ = gone_within(engine, own_tmp, 5)
     assert left == []
 
 
 @pytest.mark.parametrize("stall", ["create", "start"])
-def test_a_stalled_engine_is_cut_off_at_the_startup_allowance(engine, tmp_path, stall):
+def test_a_stalled_engine_is_cut_off_at_the_startup_allowance(engine, tmp_path, own_tmp, stall):
     """The engine never answers a container's create (or start: the seat stays "Created",
     as in the issue): the match ends with each seat's error within the startup allowance
     (3 s, plus the arena's own start-up), never waiting in silence; once the engine answers
@@ -142,7 +143,7 @@ def test_a_stalled_engine_is_cut_off_at_the_startup_allowance(engine, tmp_path, 
             arena_command("match", "--sandbox", "docker", "--startup-ms", "3000", "--hands", "1",
                           *SAMPLES, SAMPLES[0]),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=env_for(tmp_path, DOCKER_HOST=proxy.url),
+            env=env_for(own_tmp, DOCKER_HOST=proxy.url),
         )  # fmt: skip
         lines: list[tuple[float, str]] = []
         said = threading.Event()
@@ -174,14 +175,14 @@ def test_a_stalled_engine_is_cut_off_at_the_startup_allowance(engine, tmp_path, 
     assert "Traceback" not in text
     # 3 s allowance + ~1-2 s of imports and engine set-up; never the client's 30 s timeout
     assert aborted < 3 + 6, (aborted, text)
-    left, _ = gone_within(engine, tmp_path, 10)
+    left, _ = gone_within(engine, own_tmp, 10)
     assert left == []
     print(f"stalled {stall}: error after {aborted:.1f} s, exit after {ended:.1f} s")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_one_signal_stops_a_docker_ladder_and_leaves_no_container(engine, tmp_path, sig):
+def test_one_signal_stops_a_docker_ladder_and_leaves_no_container(engine, tmp_path, own_tmp, sig):
     """SIGINT or SIGTERM while matches play: one signal is enough, the exit code says which
     (130, 143), no container is left, no traceback ("Event loop is closed") is printed, and
     the finished matches stay saved — running it again plays only the rest."""
@@ -191,13 +192,13 @@ def test_one_signal_stops_a_docker_ladder_and_leaves_no_container(engine, tmp_pa
             "--deals", "2", "--rounds", "12", "--bots", *bots)  # fmt: skip
     proc = subprocess.Popen(
         arena_command(*args),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for(tmp_path),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for(own_tmp),
     )  # fmt: skip
     try:
         t0 = time.monotonic()
         # mid-match: a match finished, and another's four containers up
         while time.monotonic() - t0 < 240 and proc.poll() is None:
-            if statuses(db).get("done", 0) >= 1 and len(containers_of(engine, tmp_path)) >= 4:
+            if statuses(db).get("done", 0) >= 1 and len(containers_of(engine, own_tmp)) >= 4:
                 break
             time.sleep(0.3)
         assert proc.poll() is None, "the ladder ended before it could be interrupted"
@@ -211,7 +212,7 @@ def test_one_signal_stops_a_docker_ladder_and_leaves_no_container(engine, tmp_pa
             proc.kill()
             proc.communicate()
     assert proc.returncode == (130 if sig == signal.SIGINT else 143), err[-3000:]
-    left, cleaned = gone_within(engine, tmp_path, 5)
+    left, cleaned = gone_within(engine, own_tmp, 5)
     assert left == [], left
     assert "Traceback" not in err and "Event loop is closed" not in err, err[-3000:]
     assert "interrupted" in err
@@ -221,6 +222,6 @@ def test_one_signal_stops_a_docker_ladder_and_leaves_no_container(engine, tmp_pa
     assert after.get("done", 0) >= before.get("done", 0) >= 1, after
     print(f"{sig.name}: exit after {exited:.1f} s, containers gone {cleaned:.1f} s later")
     if sig == signal.SIGINT:  # resumes: only what was not finished is played
-        proc = arena(*args, env=env_for(tmp_path))
+        proc = arena(*args, env=env_for(own_tmp))
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert statuses(db) == {"done": sum(after.values())}
