@@ -158,9 +158,10 @@ def enter_bots(engine: Engine, name: str, bots: list[tuple[str, str, str]]) -> N
 
 # ----- running and rating -------------------------------------------------------------------
 def plan_ladder(engine: Engine, name: str, rounds: int) -> tuple[int, str]:
-    """Plan ladder ``name``'s matches up to ``rounds`` per group
-    (:func:`arena.ladder.planning.plan`); returns how many are not played yet and the sandbox
-    the ladder asks for.  A plan that cannot be made is a :class:`StoreError`."""
+    """Plan what ladder ``name`` plays next, up to ``rounds`` rounds in all
+    (:func:`arena.ladder.planning.plan`: the next round once the last has finished, a
+    newcomer's placement at once); returns how many matches are not played yet and the
+    sandbox the ladder asks for.  A plan that cannot be made is a :class:`StoreError`."""
     from .planning import plan
 
     with Session(engine) as session, session.begin():
@@ -173,9 +174,35 @@ def plan_ladder(engine: Engine, name: str, rounds: int) -> tuple[int, str]:
         pending = session.scalar(
             select(func.count())
             .select_from(Match)
-            .where(Match.ladder_id == ladder.id, Match.status != "done")
+            .where(Match.ladder_id == ladder.id, Match.status.in_(("pending", "running")))
         )
         return int(pending or 0), ladder.settings.get("sandbox", "auto")
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """Where a ladder's rounds stand: how many are planned, and the matches the newest one
+    planned (its placement matches not counted) — ``ladder run`` reckons what is left."""
+
+    planned: int
+    last_size: int
+
+
+def ladder_rounds(engine: Engine, name: str) -> Rounds:
+    """Ladder ``name``'s :class:`Rounds`."""
+    from .field import PLACEMENT
+
+    with Session(engine) as session:
+        lid = session.scalar(select(Ladder.id).where(Ladder.name == name))
+        last = session.scalar(select(func.max(Match.round)).where(Match.ladder_id == lid))
+        if last is None:
+            return Rounds(0, 0)
+        size = session.scalar(
+            select(func.count())
+            .select_from(Match)
+            .where(Match.ladder_id == lid, Match.round == last, ~Match.key.startswith(PLACEMENT))
+        )
+    return Rounds(int(last) + 1, int(size or 0))
 
 
 def leaderboard_rows(engine: Engine, name: str, retired: bool = False) -> list[dict[str, Any]]:
