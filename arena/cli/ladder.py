@@ -332,8 +332,9 @@ def ladder_add(
     db: DbOpt = "arena.db",
     check: CheckOpt = True,
 ) -> None:
-    """Enter bots in an existing ladder; the next `arena ladder run` schedules their matches
-    against the field. A changed bot is a new version with its own rating.
+    """Enter bots in an existing ladder; the next `arena ladder run` gives each new one
+    placement matches against the field at once, then seats it in every round. A changed
+    bot is a new version with its own rating.
 
     Each new bot is first checked: one hand against copies of itself, in the ladder's
     sandbox and time control. A bot that cannot start or forfeits is refused with its

@@ -31,16 +31,23 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from . import schedule
-from .field import PLACEMENT, Ratings, RatingSource, field_state, is_small, planning_ratings
+from .field import (
+    MAX_ALL_GROUPS,
+    PLACEMENT,
+    Ratings,
+    RatingSource,
+    field_state,
+    is_small,
+    planning_ratings,
+)
 from .store import Ladder, Match, MatchSeat
-
-MAX_ALL_GROUPS = 70  # C(8, 4): beyond, a balanced sample
 
 
 def groups_for(ids: list[int], seats: int = 4, rng: random.Random | None = None) -> list[list[int]]:
     """Groups of ``seats`` entrants: all of them when few, else a sample in which every pair
     meets about equally often.  With fewer entrants than seats, entrants repeat in
-    rotation."""
+    rotation.  (What ladders played before rounds; a round is :mod:`.schedule`'s now, and
+    every group of a small field still.)"""
     ids = sorted(ids)
     if len(ids) < 2:
         raise ValueError("a ladder needs at least two distinct bots")
