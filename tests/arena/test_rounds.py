@@ -255,3 +255,65 @@ def test_migration_0007_recovers_the_rounds_of_old_keys(tmp_path):
     queries.connect(db).dispose()
     rounds = rows_of(db, "SELECT ladder_id, round, count(*) FROM matches GROUP BY 1, 2")
     assert rounds == [(1, 0, 1), (1, 1, 1), (1, 2, 1), (2, 0, 64)]
+
+
+def test_migration_0007_recovers_rounds_on_sqlite_and_postgresql(db):
+    """Matches keyed as the older planner keyed them (``[group, round]``, the group sorted
+    or repeated in rotation) get their round back on either store; an unknown key stays
+    without one."""
+    import hashlib
+    from datetime import UTC, datetime
+
+    import sqlalchemy as sa
+    from alembic import command
+    from alembic.config import Config
+
+    from arena.ladder.planning import seating
+    from arena.ladder.store import MIGRATIONS, database_url, upgrade
+
+    engine = sa.create_engine(database_url(db))
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0006")
+    ladders = sa.table(
+        "ladders",
+        sa.column("id"),
+        sa.column("name"),
+        sa.column("rules", sa.JSON),
+        sa.column("settings", sa.JSON),
+        sa.column("created", sa.DateTime(timezone=True)),
+    )
+    matches = sa.table(
+        "matches",
+        sa.column("ladder_id"),
+        sa.column("key"),
+        sa.column("status"),
+        sa.column("seats", sa.JSON),
+        sa.column("deal_seeds", sa.JSON),
+    )
+    planned = [([1, 2, 3, 1], r) for r in range(3)] + [([1, 2, 3, 4], r) for r in range(2)]
+    planned += [([2, 5, 2, 5], 0), ([3, 6, 7, 9], 4)]
+    with engine.begin() as conn:
+        conn.execute(
+            ladders.insert(),
+            [{"id": 1, "name": "old", "rules": {}, "settings": {}, "created": datetime.now(UTC)}],
+        )
+        rows = [
+            {
+                "ladder_id": 1,
+                "key": hashlib.sha256(json.dumps([g, r]).encode()).hexdigest()[:32],
+                "status": "done",
+                "seats": seating(g, r),
+                "deal_seeds": [],
+            }
+            for g, r in planned
+        ]
+        rows.append({**rows[0], "key": "not-a-key-it-made", "seats": [1, 2, 3, 4]})
+        conn.execute(matches.insert(), rows)
+    upgrade(engine)
+    with engine.connect() as conn:
+        got = conn.execute(sa.text("SELECT key, round FROM matches ORDER BY id")).all()
+    engine.dispose()
+    assert [r for _, r in got] == [r for _, r in planned] + [None]
