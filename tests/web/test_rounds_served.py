@@ -53,3 +53,35 @@ def test_a_served_contest_of_60_bots_plays_rounds_until_every_bot_ranks(tmp_path
     assert sorted(r["rank"] for r in rows) == list(range(1, 61))
     assert all(r["matches"] >= 1 for r in rows)
     assert done(url) <= 16  # one round: a cover of the field, not 70 fixed groups
+
+
+def test_a_bot_entered_mid_round_gets_its_placement_at_once(tmp_path):
+    """While a round of a 10-bot contest is being played, a bot whose upload passes gets
+    placement matches at once (pending in the current round, played before the next
+    round is planned), not a round later."""
+    import asyncio
+
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from arena.ladder.queries import plan_ladder
+    from arena.ladder.store import Match
+    from arena.web.player import Player
+
+    app = create_app(WebConfig(db=str(tmp_path / "c.db"), sandbox="inproc", house_bots=False))
+    engine = app.state.engine
+    enter_bots(engine, "contest", [(f"b{i}", "nowhere.py", f"h{i}") for i in range(10)])
+    pending, _ = plan_ladder(engine, "contest", 1)
+    assert 3 <= pending <= 4
+    player = Player(engine, app.state.config)
+    try:
+        player._playing = True  # the round is being played
+        late = player.enter("late", "nowhere.py", "l" * 64)
+        asyncio.run(player.place_newcomers())
+    finally:
+        player.fitter.close()
+    with Session(engine) as s:
+        rows = s.execute(select(Match.round, Match.seats, Match.status)).all()
+    placed = [seats for r, seats, _ in rows if late in seats]
+    assert placed and {r for r, _, _ in rows} == {0} and {st for *_, st in rows} == {"pending"}
+    assert len(rows) == pending + len(placed)
