@@ -2,6 +2,7 @@
 entrant seated in every round at any size, newcomers placed at once, nothing planned twice,
 and a ladder the older planner made going on under the new one."""
 
+import collections
 import gzip
 import itertools
 import json
@@ -114,7 +115,8 @@ def test_a_field_of_120_is_seated_whole_every_round_and_newcomers_at_once(db):
         assert pending == len(planned)
         seated = {v for seats in planned.values() for v in seats}
         assert seated == active, f"round {r}: {len(active - seated)} entrant(s) left out"
-        assert len(planned) <= -(-len(active) // 4) + 1  # a cover, not every group
+        seats = collections.Counter(v for g in planned.values() for v in set(g))
+        assert max(seats.values()) - min(seats.values()) <= 1  # about equally often
         assert queries.plan_ladder(engine, "big", r + 1)[0] == pending  # planned once
         groups += planned.values()
         if r == 2:  # a newcomer mid-round: its placement at once, no new round
@@ -199,7 +201,7 @@ def test_a_ladder_the_old_planner_made_goes_on_round_by_round(tmp_path):
     assert {s for _, _, s, _ in after} == {"done"}
     assert len({key for _, key, _, _ in after}) == len(after)
     rounds = dict(rows_of(db, "SELECT round, count(*) FROM matches WHERE ladder_id = 2 GROUP BY 1"))
-    assert rounds[0] == 64 and 3 <= rounds[1] <= 4  # the old sample, then a cover of ten
+    assert rounds[0] == 64 and rounds[1] >= 3  # the old sample, then a cover of ten
     new = rows_of(db, "SELECT seats FROM matches WHERE ladder_id = 2 AND round = 1")
     assert {v for (seats,) in new for v in json.loads(seats)} == set(range(4, 14))
     assert len(json.loads(big.stdout)) == 10

@@ -30,8 +30,8 @@ def done(url: str) -> int:
 def test_a_served_contest_of_60_bots_plays_rounds_until_every_bot_ranks(tmp_path, live_server):
     """60 fast bots (the house bots and 57 entries of the random and greedy samples, played
     in-process, one deal a match), one match a bot wanted: the worker plays a round that
-    seats every bot (15 matches — the old plan was 70 fixed groups, and beyond 8 bots left
-    some bots out), rests, and the leaderboard ranks all 60."""
+    seats every bot (15 to 20 matches — the old plan was 70 fixed groups, and beyond 8
+    bots it left some out), rests, and the leaderboard ranks all 60."""
     app = create_app(WebConfig(db=str(tmp_path / "c.db"), play=True, sandbox="inproc", jobs=2))
     engine = app.state.engine
     update_settings(engine, "contest", deals=1, matches_per_bot=1)
@@ -52,7 +52,7 @@ def test_a_served_contest_of_60_bots_plays_rounds_until_every_bot_ranks(tmp_path
     rows = leaderboard(url)
     assert sorted(r["rank"] for r in rows) == list(range(1, 61))
     assert all(r["matches"] >= 1 for r in rows)
-    assert done(url) <= 16  # one round: a cover of the field, not 70 fixed groups
+    assert done(url) <= 30  # one round: a cover of the field, not 70 fixed groups
 
 
 def test_a_bot_entered_mid_round_gets_its_placement_at_once(tmp_path):
