@@ -213,11 +213,11 @@ def ladder_run(
         pending, asked = plan_ladder(engine, name, rounds)
 
     def outlook(open_now: int) -> tuple[int, bool]:
-        """Matches left (those open, and the rounds not planned yet at the size of the
-        newest) and whether that is exact (no round left to plan)."""
+        """Matches left (those open, and the rounds not planned yet at the field's round
+        size) and whether that is exact (no round left to plan)."""
         planned = ladder_rounds(engine, name)
         left = max(0, rounds - planned.planned)
-        return open_now + left * planned.last_size, left == 0
+        return open_now + left * planned.round_size, left == 0
 
     expected, exact = outlook(pending)
     console = Console(stderr=as_json, highlight=False)

@@ -181,28 +181,36 @@ def plan_ladder(engine: Engine, name: str, rounds: int) -> tuple[int, str]:
 
 @dataclass(frozen=True)
 class Rounds:
-    """Where a ladder's rounds stand: how many are planned, and the matches the newest one
-    planned (its placement matches not counted) — ``ladder run`` reckons what is left."""
+    """Where a ladder's rounds stand: how many are planned, and about how many matches a
+    round of its field plays now (every group of a small field; about one match per bot
+    of a large one) — ``ladder run`` reckons what is left."""
 
     planned: int
-    last_size: int
+    round_size: int
 
 
 def ladder_rounds(engine: Engine, name: str) -> Rounds:
     """Ladder ``name``'s :class:`Rounds`."""
-    from .field import PLACEMENT
+    import math
+
+    from .field import SEATS, is_small
 
     with Session(engine) as session:
         lid = session.scalar(select(Ladder.id).where(Ladder.name == name))
         last = session.scalar(select(func.max(Match.round)).where(Match.ladder_id == lid))
-        if last is None:
-            return Rounds(0, 0)
-        size = session.scalar(
+        active = session.scalar(
             select(func.count())
-            .select_from(Match)
-            .where(Match.ladder_id == lid, Match.round == last, ~Match.key.startswith(PLACEMENT))
+            .select_from(Entry)
+            .where(Entry.ladder_id == lid, Entry.retired.is_(False), Entry.paused.is_(False))
         )
-    return Rounds(int(last) + 1, int(size or 0))
+    n = int(active or 0)
+    if n < 2:
+        size = 0
+    elif n <= SEATS:
+        size = 1
+    else:
+        size = math.comb(n, SEATS) if is_small(n) else -(-n // SEATS)
+    return Rounds(0 if last is None else int(last) + 1, size)
 
 
 def leaderboard_rows(engine: Engine, name: str, retired: bool = False) -> list[dict[str, Any]]:

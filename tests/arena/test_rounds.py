@@ -234,6 +234,8 @@ def test_a_large_ladder_killed_mid_round_resumes_exactly(tmp_path):
     assert 1 <= done_in(db) < len(first) and {r for _, _, r, _ in first} == {0}
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr
+    first_line = again.stdout.splitlines()[0]  # the open round and two more of about 3
+    assert first_line.startswith("about ") and "planned when the last one ends" in first_line
     after = rows_of(db, "SELECT id, key, round, seats, status FROM matches ORDER BY id")
     assert [row[:4] for row in after[: len(first)]] == first  # the round killed: as planned
     assert {row[4] for row in after} == {"done"}
