@@ -139,8 +139,10 @@ def ladder_run(
         int,
         typer.Option(
             min=1,
-            help="Matches per group of four, in all: a run plays what is missing, so run "
-            "again with a larger --rounds to add matches.",
+            help="Rounds in all: a run plays what is missing, so run again with a larger "
+            "--rounds to add matches. A round seats every bot: up to 8 bots it is every "
+            "group of four once; with more, about one match per bot, in groups chosen "
+            "where the ratings are least sure, each round planned when the last one ends.",
         ),
     ] = 1,
     db: Annotated[
@@ -182,7 +184,7 @@ def ladder_run(
     )
 
     from ..ladder.duplicate import ROTATIONS
-    from ..ladder.queries import holds_ladders, plan_ladder, save_snapshot
+    from ..ladder.queries import holds_ladders, ladder_rounds, plan_ladder, save_snapshot
     from ..ladder.running import run_pending
     from ..sandbox.base import choose_sandbox
     from .ladder_view import print_leaderboard, top  # here: `ladder show` lists after `run`
@@ -209,6 +211,15 @@ def ladder_run(
     engine = _ladder_setup(db, name, ruleset, settings, bots or [], refused if check else None)
     with store_errors():
         pending, asked = plan_ladder(engine, name, rounds)
+
+    def outlook(open_now: int) -> tuple[int, bool]:
+        """Matches left (those open, and the rounds not planned yet at the field's round
+        size) and whether that is exact (no round left to plan)."""
+        planned = ladder_rounds(engine, name)
+        left = max(0, rounds - planned.planned)
+        return open_now + left * planned.round_size, left == 0
+
+    expected, exact = outlook(pending)
     console = Console(stderr=as_json, highlight=False)
     tty = console.is_terminal  # else plain lines: a log file gets one per match
     chosen = choose_sandbox(asked)
@@ -221,8 +232,10 @@ def ladder_run(
             warn_host_packages(_err(), [resolve_bot(b) for b in bots])
     console.print(
         _shown(
-            f"{pending} match(es) to play, {workers} at a time; sandbox: {chosen}"
+            f"{'' if exact else 'about '}{expected} match(es) to play, {workers} at a time; "
+            f"sandbox: {chosen}"
             + (" (chosen by --sandbox auto)" if asked == "auto" else "")
+            + ("" if exact else "; each round is planned when the last one ends")
             + ("; the first match ends after its bots start (and images build)" if pending else "")
         ),
         soft_wrap=True,
@@ -230,8 +243,8 @@ def ladder_run(
     if not pending:
         console.print(
             _shown(
-                f"nothing to play: every group has its {rounds} match(es) (--rounds is a "
-                f"total); run with --rounds {rounds + 1} or more to add matches"
+                f"nothing to play: the ladder has played its {rounds} round(s) (--rounds is "
+                f"a total); run with --rounds {rounds + 1} or more to add matches"
             ),
             soft_wrap=True,
         )
@@ -246,25 +259,29 @@ def ladder_run(
         transient=as_json,
         disable=not tty,
     ) as progress:
-        task = progress.add_task("starting bots…", total=pending or None, rate="")
+        task = progress.add_task("starting bots…", total=expected or None, rate="")
+        played = [0]  # matches finished by this run, over its rounds
+        total = [expected]
 
-        def on_done(done: int, total: int, _summary: dict) -> None:
+        def on_done(_done: int, _round_total: int, _summary: dict) -> None:
+            played[0] += 1
+            done = played[0]
             minutes = (time.monotonic() - started) / 60
             rate = done / minutes if minutes > 0 else 0.0
             leaders = top(engine, name)
             progress.update(
                 task,
                 completed=done,
-                total=total,
+                total=total[0],
                 description=leaders,
                 rate=f"{rate:.1f}/min",
             )
             if not tty:
-                left = (total - done) / rate if rate > 0 else 0.0  # minutes
+                left = (total[0] - done) / rate if rate > 0 else 0.0  # minutes
                 eta = f"{left:.0f} min" if left >= 1 else f"{left * 60:.0f} s"
                 console.print(
                     _shown(
-                        f"match {done}/{total} done, {rate:.1f} matches/min, about "
+                        f"match {done}/{total[0]} done, {rate:.1f} matches/min, about "
                         f"{eta} left; top: {leaders}",
                         1000,
                     ),
@@ -273,15 +290,21 @@ def ladder_run(
 
         got: list[int] = []
 
-        async def guarded() -> int:
+        async def guarded() -> None:
             # Ctrl-C and SIGTERM cancel the run (asyncio.run alone knows only Ctrl-C: a
             # SIGTERM killed the process and left its containers); the matches in flight
             # stop their bots, the finished ones stay saved
             cancel_on_signals(got)
-            return await run_pending(engine, name, workers, on_done, executor, ray_address)
+            open_now = pending
+            while open_now:  # a round, then the next one planned from its results
+                await run_pending(engine, name, workers, on_done, executor, ray_address)
+                open_now, _ = await asyncio.to_thread(plan_ladder, engine, name, rounds)
+                more, _ = await asyncio.to_thread(outlook, open_now)
+                total[0] = played[0] + more
 
         try:
-            asyncio.run(guarded())
+            with store_errors():  # a round that cannot be planned (every bot but one left)
+                asyncio.run(guarded())
         except (KeyboardInterrupt, asyncio.CancelledError):
             raise _fail(
                 "interrupted: finished matches are saved; run again to go on",
@@ -309,8 +332,9 @@ def ladder_add(
     db: DbOpt = "arena.db",
     check: CheckOpt = True,
 ) -> None:
-    """Enter bots in an existing ladder; the next `arena ladder run` schedules their matches
-    against the field. A changed bot is a new version with its own rating.
+    """Enter bots in an existing ladder; the next `arena ladder run` gives each new one
+    placement matches against the field at once, then seats it in every round. A changed
+    bot is a new version with its own rating.
 
     Each new bot is first checked: one hand against copies of itself, in the ladder's
     sandbox and time control. A bot that cannot start or forfeits is refused with its

@@ -158,9 +158,10 @@ def enter_bots(engine: Engine, name: str, bots: list[tuple[str, str, str]]) -> N
 
 # ----- running and rating -------------------------------------------------------------------
 def plan_ladder(engine: Engine, name: str, rounds: int) -> tuple[int, str]:
-    """Plan ladder ``name``'s matches up to ``rounds`` per group
-    (:func:`arena.ladder.planning.plan`); returns how many are not played yet and the sandbox
-    the ladder asks for.  A plan that cannot be made is a :class:`StoreError`."""
+    """Plan what ladder ``name`` plays next, up to ``rounds`` rounds in all
+    (:func:`arena.ladder.planning.plan`: the next round once the last has finished, a
+    newcomer's placement at once); returns how many matches are not played yet and the
+    sandbox the ladder asks for.  A plan that cannot be made is a :class:`StoreError`."""
     from .planning import plan
 
     with Session(engine) as session, session.begin():
@@ -173,9 +174,43 @@ def plan_ladder(engine: Engine, name: str, rounds: int) -> tuple[int, str]:
         pending = session.scalar(
             select(func.count())
             .select_from(Match)
-            .where(Match.ladder_id == ladder.id, Match.status != "done")
+            .where(Match.ladder_id == ladder.id, Match.status.in_(("pending", "running")))
         )
         return int(pending or 0), ladder.settings.get("sandbox", "auto")
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """Where a ladder's rounds stand: how many are planned, and about how many matches a
+    round of its field plays now (every group of a small field; about one match per bot
+    of a large one) — ``ladder run`` reckons what is left."""
+
+    planned: int
+    round_size: int
+
+
+def ladder_rounds(engine: Engine, name: str) -> Rounds:
+    """Ladder ``name``'s :class:`Rounds`."""
+    import math
+
+    from .field import SEATS, is_small
+
+    with Session(engine) as session:
+        lid = session.scalar(select(Ladder.id).where(Ladder.name == name))
+        last = session.scalar(select(func.max(Match.round)).where(Match.ladder_id == lid))
+        active = session.scalar(
+            select(func.count())
+            .select_from(Entry)
+            .where(Entry.ladder_id == lid, Entry.retired.is_(False), Entry.paused.is_(False))
+        )
+    n = int(active or 0)
+    if n < 2:
+        size = 0
+    elif n <= SEATS:
+        size = 1
+    else:
+        size = math.comb(n, SEATS) if is_small(n) else -(-n // SEATS)
+    return Rounds(0 if last is None else int(last) + 1, size)
 
 
 def leaderboard_rows(engine: Engine, name: str, retired: bool = False) -> list[dict[str, Any]]:

@@ -103,7 +103,7 @@ class Entry(Base):
 
 
 class Match(Base):
-    """A planned match: a group of versions in seat order and its deal seeds."""
+    """A planned match: a group of versions in seat order, its deal seeds and its round."""
 
     __tablename__ = "matches"
     __table_args__ = (
@@ -111,6 +111,8 @@ class Match(Base):
         # a ladder's finished matches, newest first, counted and paged from the index alone
         # (the web arena's match list and its state check; rows hold big result JSON)
         Index("ix_matches_ladder_id_status_id", "ladder_id", "status", "id"),
+        # the ladder's newest round, and a round's matches (planning reads them each round)
+        Index("ix_matches_ladder_id_round", "ladder_id", "round"),
     )
     id: Mapped[int] = mapped_column(primary_key=True)
     ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id"))
@@ -118,6 +120,10 @@ class Match(Base):
     status: Mapped[str] = mapped_column(String(16), default="pending")  # pending|running|done
     seats: Mapped[list] = mapped_column(JSON)  # version ids in seat order
     deal_seeds: Mapped[list] = mapped_column(JSON)
+    round: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    """The ladder round that planned it (from 0; a newcomer's placement matches belong to
+    the round they were planned in).  None only for a match an older planner made whose
+    round could not be recovered (migration 0007 recovers every one it made)."""
     result: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     started: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

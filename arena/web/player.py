@@ -16,10 +16,12 @@ Three loops share its event loop (the matches and checks are asyncio already):
   (``--check-budget``), charged with the wall time its checks ran; a check that would
   exceed it is stopped there and the upload refused with a clear reason.  An upload that
   passes is entered, the bot's older version retired (its ratings history stays).
-- **matches**: when no match is pending, one more round is planned for every group of
-  entrants and played (``arena.ladder.running.run_pending``, as ``arena ladder run``),
-  until every bot has its ``matches_per_bot``.  A bot that cannot start is paused and the
-  rest play on.
+- **matches**: when the last round's matches have all finished, the next round is planned
+  (``arena.ladder.planning.plan``, as ``arena ladder run`` plans: every active bot seated)
+  and played (``arena.ladder.running.run_pending``), until every bot has its
+  ``matches_per_bot``.  A bot entered while a round is played gets its placement matches
+  as soon as the upload passes, played before the next round.  A bot that cannot start is
+  paused and the rest play on.
 - **standings**: whenever the ladder's state moved (a match finished, an entry changed),
   the leaderboard is refitted in a process of its own (``contest.FitPool``) and stored;
   while matches are being played at most every ``REFIT_EVERY`` seconds and at most
@@ -56,6 +58,7 @@ from ..ladder.queries import (
     StoreError,
     enter_bots,
     entrants,
+    ladder_rounds,
     pause,
     plan_ladder,
     retire,
@@ -73,7 +76,6 @@ from .contest import (
     engine_db,
     ladder_row,
     ladder_state,
-    update_settings,
 )
 from .models import Upload
 from .worker_state import (
@@ -138,6 +140,7 @@ class Player:
         self._match_event = asyncio.Event()
         self._standings_event = asyncio.Event()
         self._playing = False
+        self._plan_lock = asyncio.Lock()  # one planner at a time (matches, entries)
         self.last_fit_end = self.last_snapshot = self._last_beat = 0.0
         self.fit_cost = 0.0
 
@@ -358,6 +361,20 @@ class Player:
         finish_upload(
             self.engine, upload_id, True, f"warnings: {note}" if note else "", output, version_id
         )
+        if self._playing:
+            await self.place_newcomers()
+
+    async def place_newcomers(self) -> None:
+        """Plan the placement matches of bots entered while a round is being played (no
+        new round: that waits for the round to end), so they play as soon as the matches
+        in flight are done rather than a round later."""
+        name = self.config.ladder
+        async with self._plan_lock:
+            planned = ladder_rounds(self.engine, name).planned
+            try:
+                await asyncio.to_thread(plan_ladder, self.engine, name, planned)
+            except StoreError as exc:
+                log.warning("could not place the new bot: %s", exc)
 
     def enter(self, name: str, runner_spec: str, digest: str) -> int:
         """Enter this version and retire the bot's other versions (the ladder plays the
@@ -387,15 +404,16 @@ class Player:
         settings = contest_settings(self.engine, name)
         if self._active_entries() < 2:
             return False
-        rounds = int(settings.get("web_rounds", 0))
         target = int(settings.get("matches_per_bot", MATCHES_PER_BOT))
         try:
-            # a new entrant's groups for the rounds planned so far: it catches up at once
-            pending, _ = plan_ladder(self.engine, name, max(rounds, 1))
-            if not pending and self._fewest_matches() < target:
-                rounds += 1
-                update_settings(self.engine, name, web_rounds=rounds)
-                pending, _ = plan_ladder(self.engine, name, rounds)
+            # the next round once the last has finished (while a bot is short of its
+            # matches); a newcomer that no round seats now gets its placement at once
+            planned = ladder_rounds(self.engine, name).planned
+            more = self._fewest_matches() < target
+            async with self._plan_lock:
+                pending, _ = await asyncio.to_thread(
+                    plan_ladder, self.engine, name, planned + 1 if more else planned
+                )
         except StoreError as exc:
             self.errors["matches"] = str(exc)
             return False

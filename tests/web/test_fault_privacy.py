@@ -251,6 +251,8 @@ def _age(engine: Any, raw_game: Path) -> None:
             g.record = compress(e for _, e in read_events(raw_game))  # the referee's own
     with engine.begin() as conn:
         conn.execute(text("ALTER TABLE faults DROP COLUMN seat"))
+        conn.execute(text("DROP INDEX IF EXISTS ix_matches_ladder_id_round"))  # (0007's)
+        conn.execute(text("ALTER TABLE matches DROP COLUMN round"))
         for later in ("check_charges", "standings_fits", "worker_status"):  # (0006's tables)
             conn.execute(text(f"DROP TABLE IF EXISTS {later}"))
         conn.execute(text("UPDATE alembic_version SET version_num = '0004'"))
