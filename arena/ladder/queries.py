@@ -160,12 +160,15 @@ def enter_bots(engine: Engine, name: str, bots: list[tuple[str, str, str]]) -> N
 def plan_ladder(engine: Engine, name: str, rounds: int) -> tuple[int, str]:
     """Plan ladder ``name``'s matches up to ``rounds`` per group
     (:func:`arena.ladder.planning.plan`); returns how many are not played yet and the sandbox
-    the ladder asks for.  A plan that cannot be made is a :class:`StoreError`."""
+    the ladder asks for.  A plan that cannot be made is a :class:`StoreError`, and so is a
+    ladder that is final or in its final phase (:mod:`arena.ladder.final`)."""
+    from .final import refuse_if_final
     from .planning import plan
 
     with Session(engine) as session, session.begin():
         ladder = session.scalar(select(Ladder).where(Ladder.name == name))
         assert ladder is not None, "ensure_ladder first"
+        refuse_if_final(ladder)  # final, or in its final phase: no regular match
         try:
             plan(session, ladder, rounds)
         except ValueError as exc:
