@@ -355,7 +355,9 @@ def start(engine: Engine, name: str, k: int | None, budget: int | None) -> Final
 def reopen(engine: Engine, name: str) -> FinalMarker | None:
     """Reopen ladder ``name``: its final marker (kept in ``final_history``) and any phase
     under way are removed, so regular planning goes on; returns the marker removed.  The
-    final phase's finished matches stay and keep counting; its unplayed ones are dropped."""
+    final phase's matches stay: the finished keep counting, and any not played yet (a
+    phase stopped half-way) are played with the regular ones — never deleted under a
+    player that may be playing them."""
     with Session(engine) as session, session.begin():
         ladder = _ladder(session, name)
         _, marker = final_state(ladder.settings)
@@ -363,36 +365,30 @@ def reopen(engine: Engine, name: str) -> FinalMarker | None:
         if marker is not None:
             settings[HISTORY] = [*settings.get(HISTORY, []), marker.to_dict()]
         ladder.settings = settings
-        unplayed = list(
-            session.scalars(
-                select(Match).where(
-                    Match.ladder_id == ladder.id,
-                    Match.key.startswith(FINAL_KEY, autoescape=True),
-                    Match.status.in_(("pending", "running", "withdrawn")),
-                )
-            )
-        )
-        for m in unplayed:
-            for seat in session.scalars(select(MatchSeat).where(MatchSeat.match_id == m.id)):
-                session.delete(seat)
-            session.delete(m)
         return marker
 
 
 def step(engine: Engine, name: str, jobs: int = 1) -> FinalStep:
     """One step of the phase under way: when none of its matches is pending, refit the
     table and either end the phase (the marker written, the ladder final) or plan its next
-    batch (about ``max(BATCH, jobs)`` matches, within the budget)."""
+    batch (about ``max(BATCH, jobs)`` matches, within the budget).
+
+    The refit (long on a big ladder) reads in a transaction of its own; the decision is
+    written in a short one that reads the settings afresh and writes nothing when the phase
+    changed meanwhile (the organizer stopped it or changed its limits: the next step
+    decides again) — a settings dict read before the refit and written after it would undo
+    whatever the organizer changed in between."""
     from .leaderboard import leaderboard
 
-    with Session(engine) as session, session.begin():
+    with Session(engine) as session:
         ladder = _ladder(session, name)
         phase, marker = final_state(ladder.settings)
         if phase is None:
             if marker is None:
                 raise StoreError(f"ladder {name!r} has no final evaluation under way")
             return FinalStep(FinalPhase(marker.k, marker.budget, marker.when, 0), 0, marker=marker)
-        mine = [(n, s) for n, s in _final_matches(session, ladder.id) if n > phase.base]
+        seen = sorted(_final_matches(session, ladder.id))
+        mine = [(n, s) for n, s in seen if n > phase.base]
         played = sum(s == "done" for _, s in mine)
         pending = sum(s in ("pending", "running") for _, s in mine)
         if pending:
@@ -400,39 +396,47 @@ def step(engine: Engine, name: str, jobs: int = 1) -> FinalStep:
         entries = entrants(session, ladder.id)
         labels = {e.version_id: e.version.label for e in entries}
         by_label = {e.version.label: e for e in entries}
-        active = [e for e in entries if not e.retired]
-        if sum(not e.paused for e in active) < 2:
+        if sum(not (e.paused or e.retired) for e in entries) < 2:
             raise StoreError(f"ladder {name!r}: a final evaluation needs two active bots")
-        _, rows = leaderboard(session, name)
-        table = [
-            Place(
-                by_label[r["bot"]].version_id,
-                r["bot"],
-                float(r["elo"]),
-                bool(r["separated_from_next"]),
-                r["superiority"],
-                not by_label[r["bot"]].paused,
-            )
-            for r in rows
-            if r["rated"] and r["bot"] in by_label
-        ]
-        unrated = sorted(
-            by_label[r["bot"]].version_id
-            for r in rows
-            if not r["rated"] and r["bot"] in by_label and not by_label[r["bot"]].paused
-        )
-        found = [(d.upper.label, d.lower.label, d.p) for d in doubts(table, phase.k)]
         seats = RuleSet.from_dict(ladder.rules).players
-        groups = choose_groups(table, unrated, phase.k, seats)
-        stop = (
-            "separated"
-            if not found and not unrated
-            else "budget"
-            if played + pending >= phase.budget
-            else "unplayable"
-            if not groups
-            else None
+        _, rows = leaderboard(session, name)
+    table = [
+        Place(
+            by_label[r["bot"]].version_id,
+            r["bot"],
+            float(r["elo"]),
+            bool(r["separated_from_next"]),
+            r["superiority"],
+            not by_label[r["bot"]].paused,
         )
+        for r in rows
+        if r["rated"] and r["bot"] in by_label
+    ]
+    unrated = sorted(
+        by_label[r["bot"]].version_id
+        for r in rows
+        if not r["rated"] and r["bot"] in by_label and not by_label[r["bot"]].paused
+    )
+    found = [(d.upper.label, d.lower.label, d.p) for d in doubts(table, phase.k)]
+    groups = choose_groups(table, unrated, phase.k, seats)
+    stop = (
+        "separated"
+        if not found and not unrated
+        else "budget"
+        if played >= phase.budget
+        else "unplayable"
+        if not groups
+        else None
+    )
+    with Session(engine) as session, session.begin():
+        fresh = session.scalar(select(Ladder).where(Ladder.name == name).with_for_update())
+        if (
+            fresh is None
+            or final_state(fresh.settings) != (phase, None)
+            or sorted(_final_matches(session, fresh.id)) != seen
+        ):
+            return FinalStep(phase, played, labels=labels, doubts=found)  # decide again
+        ladder = fresh
         if stop is not None:
             marker = FinalMarker(
                 _now(),
@@ -446,7 +450,7 @@ def step(engine: Engine, name: str, jobs: int = 1) -> FinalStep:
             settings = {k: v for k, v in ladder.settings.items() if k != PHASE}
             ladder.settings = {**settings, MARKER: marker.to_dict()}
             return FinalStep(phase, played, labels=labels, doubts=found, marker=marker)
-        batch = batch_of(groups, max(BATCH, jobs), phase.budget - played - pending)
+        batch = batch_of(groups, max(BATCH, jobs), phase.budget - played)
         _plan(session, ladder, batch)
         return FinalStep(phase, played, batch, labels, found)
 
