@@ -25,7 +25,7 @@ from .options import DbOpt
 @ladder_app.command("final")
 def ladder_final(
     ladder: Annotated[
-        str | None, typer.Argument(metavar="[NAME]", help="Ladder name (or --name).")
+        str | None, typer.Argument(metavar="NAME", help="Ladder name (or --name).")
     ] = None,
     name: Annotated[str, typer.Option(help="Ladder name.")] = "default",
     top: Annotated[
@@ -77,7 +77,8 @@ def ladder_final(
     say so, and regular planning adds no match until `--reopen`.
 
     Resumable: interrupted (Ctrl-C, or killed), run it again and it goes on where it
-    stopped; no match is played twice.  Example: arena ladder final --name cup --top 3
+    stopped; no match is played twice.  On a final ladder, without --top or --budget, it
+    says how it ended (--json: the marker).  Example: arena ladder final cup --top 3
     --budget 100
     """
     import asyncio

@@ -188,7 +188,8 @@ def ladder_show(
     approximation (the 95% interval of their Elo difference excludes 0).
     Bots entered but not rated yet are listed last ("not yet played").
     Retired bots are hidden unless --all; their matches still count for
-    everyone's ratings.
+    everyone's ratings.  A final ladder (`arena ladder final`) says so under
+    the table.
 
     --json prints a list in rank order, then the unrated (`rated` false,
     `rank` null); each object also holds `superiority` (for every other bot,

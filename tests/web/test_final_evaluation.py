@@ -57,7 +57,7 @@ def test_the_organizer_runs_the_final_evaluation_and_reopens(tmp_path: Path, liv
         r = org.post("/admin/final", data={"top": top, "budget": budget, "csrf": token})
         assert r.status_code == 422 and "Traceback" not in r.text, (top, budget)
     assert "final_phase" not in contest_settings(app.state.engine, "contest")
-    assert httpx.get(f"{url}/api/leaderboard").json()["final"] is None
+    assert httpx.get(f"{url}/api/leaderboard", timeout=30).json()["final"] is None
 
     regular = matches(app, False)
     page = org.get("/admin").text
@@ -77,8 +77,8 @@ def test_the_organizer_runs_the_final_evaluation_and_reopens(tmp_path: Path, liv
     assert marker["matches"] > 0  # one regular match of one deal separates nothing
     assert matches(app, False) == regular  # no regular match meanwhile
     assert contest_settings(app.state.engine, "contest")["final"] == marker
-    assert "Final standings since" in httpx.get(url).text
-    assert "(final)" in httpx.get(url).text
+    assert "Final standings since" in httpx.get(url, timeout=30).text
+    assert "(final)" in httpx.get(url, timeout=30).text
     page = org.get("/admin").text
     assert 'id="final-state"' in page and "final" in page and 'id="final-reopen"' in page
     r = org.post("/admin/final", data={"top": "3", "budget": "4", "csrf": token})
@@ -90,10 +90,52 @@ def test_the_organizer_runs_the_final_evaluation_and_reopens(tmp_path: Path, liv
     assert matches(app, False) == regular
     r = org.post("/admin/final/reopen", data={"csrf": token})
     assert r.status_code == 303
-    assert httpx.get(f"{url}/api/leaderboard").json()["final"] is None
+    assert httpx.get(f"{url}/api/leaderboard", timeout=30).json()["final"] is None
     wait_for(
         lambda: matches(app, False).get("done", 0) > regular.get("done", 0),
         120,
         "a regular round after reopening",
     )
     assert contest_settings(app.state.engine, "contest")["final_history"] == [marker]
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_final_evaluation_button_in_a_browser(browser, live_server, tmp_path: Path):
+    """The organizer signs in, asks for the final evaluation with the form; the leaderboard
+    left open turns "final" by itself (its script refreshes when the final state moves,
+    not only when a match finishes)."""
+    from selenium.webdriver.common.by import By
+
+    app = create_app(WebConfig(db=str(tmp_path / "c.db"), play=True, sandbox="inproc"))
+    update_settings(app.state.engine, "contest", deals=1, matches_per_bot=1)
+    create_user(app.state.engine, "org", "organizer", "organizer-pw")
+    url = live_server(app)
+    wait_for(lambda: matches(app, False).get("done", 0) >= 1, 120, "the house bots' round")
+    browser.delete_all_cookies()
+    browser.get(f"{url}/login")
+    browser.find_element(By.ID, "name").send_keys("org")
+    browser.find_element(By.ID, "password").send_keys("organizer-pw")
+    browser.find_element(By.ID, "submit").click()
+    wait_for(lambda: "/login" not in browser.current_url, 10, "signed in")
+    browser.get(f"{url}/admin")
+    top = browser.find_element(By.CSS_SELECTOR, "#final-form input[name=top]")
+    top.clear()
+    top.send_keys("1")
+    budget = browser.find_element(By.CSS_SELECTOR, "#final-form input[name=budget]")
+    budget.clear()
+    budget.send_keys("3")
+    browser.find_element(By.ID, "final-start").click()
+    wait_for(lambda: "saved=final" in browser.current_url, 10, "the request saved")
+    browser.get(url)
+    done = wait_for(
+        lambda: (
+            (e := browser.find_elements(By.ID, "final")) and "Final standings" in e[0].text and e
+        ),
+        180,
+        "the open leaderboard showing the final standings",
+    )
+    assert "the top 1" in done[0].text
+    browser.get(f"{url}/admin")
+    assert browser.find_element(By.ID, "final-state").text.startswith("The standings are final")
+    browser.delete_all_cookies()
