@@ -182,11 +182,11 @@ def test_final_concentrates_its_matches_on_the_top(tmp_path: Path):
 
 
 @pytest.mark.slow
-def test_a_killed_final_phase_resumes_without_losing_or_doubling_a_match(tmp_path: Path):
+def test_a_killed_final_phase_resumes_without_losing_or_doubling_a_match(db, tmp_path: Path):
     """Four copies of random never separate: the phase runs to its budget of 6.  Killed
     with SIGKILL after two of them, run again it plays what is left: 6 final matches, each
-    with its one deal block, none twice, and the marker says 6."""
-    db = str(tmp_path / "l.db")
+    with its one deal block, none twice, and the marker says 6 (SQLite and PostgreSQL)."""
+    db = str(db)
     regular(db, copies(tmp_path, "ra", "rb", "rc", "rd"))
     cmd = arena_command(
         "ladder", "final", "--db", db, "--top", "1", "--budget", "6", "--jobs", "1",
