@@ -3,10 +3,11 @@
 A package of small modules: :mod:`.common` (the command groups, the checks of shared
 options, how a command fails), :mod:`.options` (the shared options), :mod:`.match` (demo,
 rules, match), :mod:`.tools` (replay, bot build, sandbox gc), :mod:`.compare`,
-:mod:`.ladder` (ladder run, add), :mod:`.ladder_view` (ladder show, export) and
-:mod:`.admin` (ladder list, faults, retire, plot).  Importing each registers its commands
-on :data:`app`, in the order ``--help`` lists them.  What the ladder commands ask of the
-database is in :mod:`arena.ladder.queries`, shared with any other front end."""
+:mod:`.ladder` (ladder run, add), :mod:`.ladder_view` (ladder show, export),
+:mod:`.ladder_final` (ladder final) and :mod:`.admin` (ladder list, faults, retire, plot).
+Importing each registers its commands on :data:`app`, in the order ``--help`` lists them.
+What the ladder commands ask of the database is in :mod:`arena.ladder.queries`, shared with
+any other front end."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ for _module in (
     "compare",
     "ladder",
     "ladder_view",
+    "ladder_final",
     "admin",
     "serve",
     "worker",

@@ -78,6 +78,7 @@ def print_leaderboard(
         )
     console = Console(highlight=False, width=max(120, Console().width))
     console.print(table)
+    print_final_state(console, engine, name)
     console.print(
         f"next: > separated from the next: P(stronger than it) ≥ {SEPARATED_P} (95% interval "
         "of the Elo difference excludes 0); ~ not yet"
@@ -106,6 +107,24 @@ def print_leaderboard(
         console.print(
             "* has finished behind (or ahead of) part of the field in every block so far: "
             "no finite rating yet; the mean anchor leaves it out"
+        )
+
+
+def print_final_state(console: Console, engine: Any, name: str) -> None:
+    """A line under the table when the ladder is final or in its final phase."""
+    from ..ladder.final import final_state, settings_of
+
+    phase, marker = final_state(settings_of(engine, name))
+    if marker is not None:
+        console.print(_shown(f"FINAL {marker.summary()}", 2000), soft_wrap=True)
+    elif phase is not None:
+        console.print(
+            _shown(
+                f"final evaluation under way since {phase.started}: the top {phase.k}, "
+                f"budget {phase.budget} match(es) (`arena ladder final` goes on with it)",
+                2000,
+            ),
+            soft_wrap=True,
         )
 
 
@@ -169,7 +188,8 @@ def ladder_show(
     approximation (the 95% interval of their Elo difference excludes 0).
     Bots entered but not rated yet are listed last ("not yet played").
     Retired bots are hidden unless --all; their matches still count for
-    everyone's ratings.
+    everyone's ratings.  A final ladder (`arena ladder final`) says so under
+    the table.
 
     --json prints a list in rank order, then the unrated (`rated` false,
     `rank` null); each object also holds `superiority` (for every other bot,

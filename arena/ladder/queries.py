@@ -161,12 +161,15 @@ def plan_ladder(engine: Engine, name: str, rounds: int) -> tuple[int, str]:
     """Plan what ladder ``name`` plays next, up to ``rounds`` rounds in all
     (:func:`arena.ladder.planning.plan`: the next round once the last has finished, a
     newcomer's placement at once); returns how many matches are not played yet and the
-    sandbox the ladder asks for.  A plan that cannot be made is a :class:`StoreError`."""
+    sandbox the ladder asks for.  A plan that cannot be made is a :class:`StoreError`, and so is a
+    ladder that is final or in its final phase (:mod:`arena.ladder.final`)."""
+    from .final import refuse_if_final
     from .planning import plan
 
     with Session(engine) as session, session.begin():
         ladder = session.scalar(select(Ladder).where(Ladder.name == name))
         assert ladder is not None, "ensure_ladder first"
+        refuse_if_final(ladder)  # final, or in its final phase: no regular match
         try:
             plan(session, ladder, rounds)
         except ValueError as exc:

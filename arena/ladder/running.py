@@ -236,22 +236,26 @@ async def run_pending(
     on_done: Callable[[int, int, dict[str, Any]], None] | None = None,
     executor: str = "local",
     ray_address: str | None = None,
+    key_prefix: str = "",
 ) -> int:
     """Play every pending match (and any left running by a killed run); returns how many
-    finished.  Cancelling it (Ctrl-C) stops the matches in flight; those finished stay."""
+    finished.  Cancelling it (Ctrl-C) stops the matches in flight; those finished stay.
+    ``key_prefix``: only the matches whose key starts with it (the final phase's,
+    :mod:`.final`)."""
     with Session(engine) as session, session.begin():
         ladder = session.scalar(select(Ladder).where(Ladder.name == ladder_name))
         if ladder is None:
             raise ValueError(f"no ladder named {ladder_name!r}")
+        mine = Match.key.startswith(key_prefix, autoescape=True)
         for m in session.scalars(
-            select(Match).where(Match.ladder_id == ladder.id, Match.status == "running")
+            select(Match).where(Match.ladder_id == ladder.id, Match.status == "running", mine)
         ):
             m.status = "pending"  # interrupted last time: replay from scratch
         tables = {
             mid: list(seats)
             for mid, seats in session.execute(
                 select(Match.id, Match.seats)
-                .where(Match.ladder_id == ladder.id, Match.status == "pending")
+                .where(Match.ladder_id == ladder.id, Match.status == "pending", mine)
                 .order_by(Match.id)
             )
         }

@@ -401,6 +401,9 @@ class Player:
 
     async def play_round(self) -> bool:
         name = self.config.ladder
+        final = await self.play_final_evaluation()
+        if final is not None:  # asked for, or final: no regular round
+            return final
         settings = contest_settings(self.engine, name)
         if self._active_entries() < 2:
             return False
@@ -439,6 +442,32 @@ class Player:
             self._playing = False
             self._standings_event.set()
         return True
+
+    async def play_final_evaluation(self) -> bool | None:
+        """The final evaluation the organizer asked for (``arena.ladder.final``): a batch
+        of it played and the next planned (True), the ladder final (False: the player
+        rests until it is reopened), or None: none asked for, regular rounds go on."""
+        from ..ladder.final import final_state, play_final_round
+
+        phase, marker = final_state(contest_settings(self.engine, self.config.ladder))
+        if phase is None or marker is not None:
+            return None if phase is None and marker is None else False
+        self._playing = True
+        try:
+            return await play_final_round(
+                self.engine,
+                self.config.ladder,
+                self.config.jobs,
+                lambda *_: self._standings_event.set(),
+                self.config.executor,
+                self.config.ray_address,
+            )
+        except BotCannotStart as exc:
+            self.pause(exc.bot, str(exc))
+            return True
+        finally:
+            self._playing = False
+            self._standings_event.set()
 
     def _fewest_matches(self) -> int:
         """The fewest finished matches any active entrant has played."""

@@ -1,5 +1,6 @@
 """The organizer's page: the contest's rules (until the first match), the join code, upload
-limits, participants' accounts, and pausing, resuming or retiring any bot."""
+limits, participants' accounts, pausing, resuming or retiring any bot, and the final
+evaluation (``arena.ladder.final``: asked for here, played by the contest's player)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ from sqlalchemy.orm import Session
 from bigtwo import PRESETS, RulesError, RuleSet
 from bigtwo.jsontext import loads_bounded
 
+from ..ladder.final import MAX_BUDGET, MAX_TOP
+from ..ladder.final import reopen as reopen_final
+from ..ladder.final import start as start_final
+from ..ladder.final import view as final_view
 from ..ladder.queries import StoreError, entrants, pause, retire
 from .accounts import AccountError, create_user, reset_password
 from .contest import contest_settings, ladder_row, played_any, set_rules, update_settings
@@ -46,6 +51,7 @@ def admin_context(request: Request, **extra: Any) -> dict[str, Any]:
             for e in entrants(session, ladder.id)
         ]
     worker = worker_info(engine, name)  # the worker runs in a process of its own
+    final = final_view(engine, name)
     return {
         "title": "Organize",
         "join_code": settings.get("join_code", ""),
@@ -57,6 +63,7 @@ def admin_context(request: Request, **extra: Any) -> dict[str, Any]:
         "playing": state.config.play or worker.alive,
         "matches_per_bot": settings.get("matches_per_bot", MATCHES_PER_BOT),
         "player_error": worker.last_error,
+        "final": final,
         **extra,
     }
 
@@ -160,6 +167,42 @@ def admin_pace(
     if state.wake is not None:
         state.wake()
     return RedirectResponse("/admin?saved=pace", status_code=303)
+
+
+@router.post("/admin/final", include_in_schema=False)
+def admin_final(
+    request: Request,
+    who: Who,
+    top: Annotated[int, Form(ge=1, le=MAX_TOP)],
+    budget: Annotated[int, Form(ge=1, le=MAX_BUDGET)],
+    csrf: Csrf = "",
+) -> Response:
+    """Ask the contest's player for the final evaluation (as ``arena ladder final``): fresh
+    deals on the top ``top`` until their order is separated or ``budget`` matches are
+    played; then the standings are final.  Asked again while under way: the new limits."""
+    check_csrf(who, csrf)
+    require_organizer(who)
+    state = request.app.state
+    try:
+        start_final(state.engine, state.config.ladder, top, budget)
+    except StoreError as exc:
+        return render(request, who, "admin.html", admin_context(request, error=str(exc)), 400)
+    if state.wake is not None:
+        state.wake()
+    return RedirectResponse("/admin?saved=final", status_code=303)
+
+
+@router.post("/admin/final/reopen", include_in_schema=False)
+def admin_final_reopen(request: Request, who: Who, csrf: Csrf = "") -> Response:
+    """Reopen the contest: no longer final (or its final evaluation stopped); regular
+    rounds go on.  The final matches played keep counting."""
+    check_csrf(who, csrf)
+    require_organizer(who)
+    state = request.app.state
+    reopen_final(state.engine, state.config.ladder)
+    if state.wake is not None:
+        state.wake()
+    return RedirectResponse("/admin?saved=reopened", status_code=303)
 
 
 @router.post("/admin/users", include_in_schema=False)

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from bigtwo import RuleSet
 
+from ..ladder.final import view as final_view
 from ..ladder.leaderboard import counts
 from ..ladder.queries import bot_faults, fault_details, parse_bot, rating_history
 from ..ladder.store import Bot, BotVersion, FaultRow, Match, MatchRecord, MatchSeat
@@ -70,6 +71,8 @@ def standings_data(request: Request) -> dict[str, Any]:
         "matches_done": kept.done,
         "matches_pending": status.get("pending", 0) + status.get("running", 0),
         "rows": rows,
+        # the final evaluation: the marker when final, the phase when under way (or nulls)
+        **final_view(state.engine, config.ladder).to_dict(),
     }
 
 
@@ -124,7 +127,10 @@ def leaderboard_fragment(request: Request, who: Who) -> Response:
 
 @router.get("/api/leaderboard", tags=["ladder"])
 def leaderboard_api(request: Request, who: Who) -> dict[str, Any]:
-    """The leaderboard as ``arena ladder show --json`` has it, with each bot's owner."""
+    """The leaderboard as ``arena ladder show --json`` has it, with each bot's owner;
+    ``final``: the final marker when the standings are final (when, k, budget, matches,
+    separated, stopped, top), ``final_phase``: the final evaluation under way (k, budget,
+    started, played), each null otherwise."""
     return standings_data(request)
 
 
