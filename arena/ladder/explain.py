@@ -1,0 +1,369 @@
+"""Why a leaderboard row with fewer points a hand is ranked above the next one: one line
+per such pair of neighbouring rows, worked out from the very deal blocks the ratings were
+fitted on, so that the line is a fact about this ladder and not a generic caveat.
+
+The rank is the Plackett–Luce fit over each block's *orders* (:mod:`.ratings`,
+``duplicate.block_rankings``): who finished ahead of whom in every game and with every set
+of cards — never by how much.  The points column is the bot's mean points a hand over all
+its matches.  The two can disagree, and these are the reasons, checked in this order:
+
+- ``out_of_field``: one of the two has finished ahead of (or behind) part of the field in
+  every block so far; its Elo rests on the fit's ridge, not on a finite estimate.
+- ``forfeits``: the lower bot forfeited hands: each counts as last place in the ratings,
+  but the points its fallback policy made in it count in the points column, and they
+  raised it above what the bot's own hands made.
+- ``margins``: the upper bot finished ahead of the lower more often in the orders of the
+  deals they shared, while the lower bot's wins were bigger.  Big Two pays a hand's winner
+  everybody's penalties, so points are heavy-tailed: a bot that finishes ahead often and
+  narrowly outranks one that wins seldom but big.
+- ``opponents``: points a hand depend on whom a bot played (the groups differ), and the
+  fit allows for that; the lower bot met weaker opponents (their mean Elo).
+- ``field``: over all its comparisons with everyone it met, the upper bot finished ahead
+  more often and the lower bot's wins were bigger.
+- ``unsettled``: none of the above shows in the data; the ratings order the pair on the
+  whole field's orders, and the line gives their comparison rates.
+
+Whenever the ratings cannot yet separate the two (``Fit.separated``), the line also says
+so, with P(upper stronger).  Computed once per fit, in the leaderboard layer
+(:func:`attach_order_notes`), and carried in the rows (``order_note``) to the web page, its
+JSON API and ``arena ladder show``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal, TypeVar
+
+from .ratings import Fit, separated
+
+Key = TypeVar("Key", bound=Hashable)
+Blocks = Sequence[Sequence[Mapping[Any, float]]]
+"""The fit's evidence (``leaderboard.rated_blocks``): per block its orders, the games first
+(one per rotation), then the card sets; entrant → points a hand, ``-inf`` for a hand a
+forfeited seat's fallback played."""
+
+Reason = Literal["out_of_field", "forfeits", "margins", "opponents", "field", "unsettled"]
+
+
+@dataclass(frozen=True)
+class PairRecord:
+    """Two entrants in the orders of the blocks they both played (each game and card-set
+    order holding both: the comparisons the fit itself reads)."""
+
+    blocks: int
+    orders: int
+    upper_ahead: int
+    lower_ahead: int
+    upper_margin: float | None
+    """Mean points a hand by which the upper bot finished ahead, over the orders it did
+    (forfeited hands, whose margin is not a number of points, left out)."""
+    lower_margin: float | None
+
+
+@dataclass(frozen=True)
+class FieldRecord:
+    """One entrant against everyone it met: every order of every block it played, compared
+    with each other entrant in that order."""
+
+    blocks: int
+    comparisons: int
+    ahead: int
+    margin_ahead: float | None
+    """Mean points a hand by which it finished ahead, when it did."""
+    opponents_elo: float | None
+    """Mean Elo of the other entrants of its blocks (per block; main-field bots only: one
+    outside it has no finite rating to average)."""
+    own_hands: int
+    """Games of its rated blocks its own code played (not forfeited)."""
+    own_points: float | None
+    """Its mean points a hand in those games."""
+    forfeited_hands: int
+
+
+@dataclass(frozen=True)
+class OrderNote:
+    """Why ``upper`` (rank ``rank``) stands above ``lower`` with fewer points a hand."""
+
+    rank: int
+    upper: str
+    lower: str
+    upper_points: float
+    lower_points: float
+    reason: Reason
+    superiority: float
+    """P(upper stronger than lower), from the fit."""
+    separated: bool
+    pair: PairRecord
+    upper_field: FieldRecord
+    lower_field: FieldRecord
+    text: str
+    """The line shown: bot names as written (each screen makes them harmless its way)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> OrderNote:
+        return cls(
+            **{
+                **data,
+                "pair": PairRecord(**data["pair"]),
+                "upper_field": FieldRecord(**data["upper_field"]),
+                "lower_field": FieldRecord(**data["lower_field"]),
+            }
+        )
+
+
+class _Tally:
+    """Running sums for one entrant's :class:`FieldRecord`."""
+
+    def __init__(self) -> None:
+        self.blocks = self.comparisons = self.ahead = self.margins = 0
+        self.margin_sum = 0.0
+        self.opp_sum, self.opp_blocks = 0.0, 0
+        self.own_sum, self.own_hands, self.forfeited = 0.0, 0, 0
+
+    def record(self) -> FieldRecord:
+        return FieldRecord(
+            blocks=self.blocks,
+            comparisons=self.comparisons,
+            ahead=self.ahead,
+            margin_ahead=self.margin_sum / self.margins if self.margins else None,
+            opponents_elo=self.opp_sum / self.opp_blocks if self.opp_blocks else None,
+            own_hands=self.own_hands,
+            own_points=self.own_sum / self.own_hands if self.own_hands else None,
+            forfeited_hands=self.forfeited,
+        )
+
+
+def _pair_record(blocks: list[Sequence[Mapping[Any, float]]], a: Any, b: Any) -> PairRecord:
+    orders = a_ahead = b_ahead = 0
+    a_sum = b_sum = 0.0
+    a_n = b_n = 0
+    for block in blocks:
+        for order in block:
+            if a not in order or b not in order:
+                continue
+            orders += 1
+            va, vb = order[a], order[b]
+            finite = math.isfinite(va) and math.isfinite(vb)
+            if va > vb:
+                a_ahead += 1
+                if finite:
+                    a_sum, a_n = a_sum + va - vb, a_n + 1
+            elif vb > va:
+                b_ahead += 1
+                if finite:
+                    b_sum, b_n = b_sum + vb - va, b_n + 1
+    return PairRecord(
+        blocks=len(blocks),
+        orders=orders,
+        upper_ahead=a_ahead,
+        lower_ahead=b_ahead,
+        upper_margin=a_sum / a_n if a_n else None,
+        lower_margin=b_sum / b_n if b_n else None,
+    )
+
+
+def _tally(
+    blocks: Blocks, rotations: int, wanted: set[Any], elo: Mapping[Any, float]
+) -> tuple[dict[Any, _Tally], dict[Any, list[Sequence[Mapping[Any, float]]]]]:
+    """One pass over the blocks: each wanted entrant's field tally, and the blocks each
+    wanted entrant played (for the pairs)."""
+    tallies = {k: _Tally() for k in wanted}
+    played: dict[Any, list[Sequence[Mapping[Any, float]]]] = {k: [] for k in wanted}
+    for block in blocks:
+        if not block:
+            continue
+        entrants = block[0].keys()  # a game: every entrant of the block (block_rankings)
+        mine = [k for k in entrants if k in wanted]
+        if not mine:
+            continue
+        for k in mine:
+            t = tallies[k]
+            played[k].append(block)
+            t.blocks += 1
+            others = [elo[o] for o in entrants if o != k and o in elo]
+            if others:
+                t.opp_sum += sum(others) / len(others)
+                t.opp_blocks += 1
+            for game in block[:rotations]:
+                v = game.get(k)
+                if v is None:
+                    continue
+                if math.isfinite(v):
+                    t.own_sum += v
+                    t.own_hands += 1
+                else:
+                    t.forfeited += 1
+            for order in block:
+                v = order.get(k)
+                if v is None:
+                    continue
+                for o, w in order.items():
+                    if o == k:
+                        continue
+                    t.comparisons += 1
+                    if v > w:
+                        t.ahead += 1
+                        if math.isfinite(v) and math.isfinite(w):
+                            t.margin_sum += v - w
+                            t.margins += 1
+    return tallies, played
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{round(100 * part / whole)}%" if whole else "–"
+
+
+def _because(
+    up: dict[str, Any],
+    low: dict[str, Any],
+    pair: PairRecord,
+    fu: FieldRecord,
+    fl: FieldRecord,
+    field: tuple[float, float],
+) -> tuple[Reason, str]:
+    """The reason and its clause, from the first rule the data meets (module docstring);
+    ``field``: the lowest and highest Elo in the main field."""
+    a, b = up["bot"], low["bot"]
+    out = [r for r in (up, low) if not r.get("in_field", True)]
+    if out:
+        where = {
+            "behind" if r["elo"] < field[0] else "ahead of" if r["elo"] > field[1] else "?"
+            for r in out
+        }
+        side = where.pop() if len(where) == 1 and "?" not in where else "ahead of (or behind)"
+        return (
+            "out_of_field",
+            f"{' and '.join(r['bot'] for r in out)}'s Elo is not finite yet: "
+            f"{'they have' if len(out) > 1 else 'it has'} finished {side} part of the field "
+            "in every deal so far",
+        )
+    if fl.forfeited_hands and fl.own_points is not None and fl.own_points < low["points_per_hand"]:
+        n = fl.forfeited_hands
+        return (
+            "forfeits",
+            f"{b}'s {n} forfeited hand{'s' if n != 1 else ''} count as last place in the Elo, "
+            f"while the points its fallback made in them count in pts/hand: in the hands it "
+            f"played itself {b} made {fl.own_points:+.2f} a hand",
+        )
+    met = (
+        f"{_pct(pair.upper_ahead, pair.orders)} of the {pair.orders} hand and card-set orders "
+        f"of the {pair.blocks} deal{'s' if pair.blocks != 1 else ''} they shared"
+    )
+    if (
+        pair.orders
+        and pair.upper_ahead > pair.lower_ahead
+        and (pair.lower_margin or 0.0) > (pair.upper_margin or 0.0)
+    ):
+        return (
+            "margins",
+            f"{a} finished ahead of {b} in {met}, but {b} won by more when ahead: "
+            f"{pair.lower_margin or 0.0:+.1f} vs {pair.upper_margin or 0.0:+.1f} points a hand "
+            "(the Elo counts who finishes ahead, not by how much)",
+        )
+    head = f"; head to head {a} finished ahead in {met}" if pair.orders else ""
+    if not pair.orders:
+        head = f"; {a} and {b} never played the same deal"
+    if (
+        fl.opponents_elo is not None
+        and fu.opponents_elo is not None
+        and round(fl.opponents_elo) < round(fu.opponents_elo)
+    ):
+        return (
+            "opponents",
+            f"{b} met weaker opponents (mean Elo {fl.opponents_elo:+.0f}, {a}'s "
+            f"{fu.opponents_elo:+.0f}): points a hand depend on whom a bot plays, the Elo "
+            f"allows for it{head}",
+        )
+    rates = (
+        f"against everyone they met {a} finished ahead in "
+        f"{_pct(fu.ahead, fu.comparisons)} of its comparisons, {b} in "
+        f"{_pct(fl.ahead, fl.comparisons)}"
+    )
+    if (
+        fu.comparisons
+        and fl.comparisons
+        and fu.ahead * fl.comparisons > fl.ahead * fu.comparisons
+        and (fl.margin_ahead or 0.0) > (fu.margin_ahead or 0.0)
+    ):
+        return (
+            "field",
+            f"{rates}, but {b} won by more when ahead: {fl.margin_ahead or 0.0:+.1f} vs "
+            f"{fu.margin_ahead or 0.0:+.1f} points a hand (the Elo counts who finishes ahead, "
+            f"not by how much){head}",
+        )
+    return "unsettled", f"the Elo weighs every order of the whole field: {rates}{head}"
+
+
+def order_notes(
+    rows: Sequence[dict[str, Any]],
+    blocks: Blocks,
+    rotations: int,
+    keys: Mapping[str, Key],
+    fit: Fit[Key],
+) -> dict[int, OrderNote]:
+    """For each pair of neighbouring rated rows (in the order given) whose points a hand,
+    as shown (two decimals), put the lower row ahead: the note, by the upper row's index in
+    ``rows``.  ``keys``: a row's bot label → its key in ``blocks`` and ``fit``."""
+    rated = [(i, r) for i, r in enumerate(rows) if r.get("rated")]
+    pairs = []
+    for (i, up), (_, low) in itertools.pairwise(rated):
+        pu, pl = up.get("points_per_hand"), low.get("points_per_hand")
+        if pu is None or pl is None or round(pu, 2) >= round(pl, 2):
+            continue
+        if up["bot"] in keys and low["bot"] in keys:
+            pairs.append((i, up, low))
+    if not pairs:
+        return {}
+    in_field = {r.bot: r.elo for r in fit.ratings if r.in_field}
+    field = (min(in_field.values(), default=0.0), max(in_field.values(), default=0.0))
+    wanted = {keys[r["bot"]] for _, up, low in pairs for r in (up, low)}
+    tallies, played = _tally(blocks, rotations, wanted, in_field)
+    notes = {}
+    for i, up, low in pairs:
+        a, b = keys[up["bot"]], keys[low["bot"]]
+        shared_ids = {id(x) for x in played[b]}
+        shared = [x for x in played[a] if id(x) in shared_ids]
+        pair = _pair_record(shared, a, b)
+        fu, fl = tallies[a].record(), tallies[b].record()
+        reason, why = _because(up, low, pair, fu, fl, field)
+        p = fit.superiority[a][b]
+        apart = separated(p)
+        if not apart:
+            why += f"; the ratings cannot tell them apart yet (P({up['bot']} stronger) = {p:.2f})"
+        notes[i] = OrderNote(
+            rank=int(up["rank"]),
+            upper=up["bot"],
+            lower=low["bot"],
+            upper_points=float(up["points_per_hand"]),
+            lower_points=float(low["points_per_hand"]),
+            reason=reason,
+            superiority=round(p, 4),
+            separated=apart,
+            pair=pair,
+            upper_field=fu,
+            lower_field=fl,
+            text=why + ".",  # never capitalised: it may begin with a name
+        )
+    return notes
+
+
+def attach_order_notes(
+    rows: list[dict[str, Any]],
+    blocks: Blocks,
+    rotations: int,
+    keys: Mapping[str, Key],
+    fit: Fit[Key] | None,
+) -> None:
+    """Set every row's ``order_note``: :func:`order_notes`' note as JSON on the upper row of
+    a pair whose orders disagree, None elsewhere (the rows travel as JSON: stored fits, the
+    API, ``ladder show --json``)."""
+    notes = order_notes(rows, blocks, rotations, keys, fit) if fit is not None else {}
+    for i, row in enumerate(rows):
+        note = notes.get(i)
+        row["order_note"] = note.to_json() if note else None
