@@ -6,7 +6,9 @@ Importable from every test file as ``ladderkit`` (``tests/`` is on ``sys.path``)
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -14,7 +16,16 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from arena.ladder.running import block_totals
-from arena.ladder.store import Entry, Ladder, Match, MatchSeat, add_version, save_match
+from arena.ladder.store import (
+    Entry,
+    Ladder,
+    Match,
+    MatchSeat,
+    add_version,
+    open_engine,
+    save_match,
+)
+from arena.web.contest import WebConfig, ensure_contest
 
 Script = Callable[[int, int], Mapping[str, float]]
 """(match number, deal number) → each bot's points in every hand of that deal (the same in
@@ -28,7 +39,8 @@ def enter(engine: Engine, ladder: str, names: Sequence[str]) -> dict[str, int]:
         assert row is not None, f"no ladder {ladder!r}"
         ids = {}
         for n in names:
-            version = add_version(session, n, "sample_bots/random", f"{hash(n) & (2**64 - 1):064x}")
+            digest = hashlib.sha256(n.encode("utf-8", "surrogatepass")).hexdigest()
+            version = add_version(session, n, "sample_bots/random", digest)
             session.add(Entry(ladder_id=row.id, version_id=version.id))
             ids[n] = version.id
     return ids
@@ -98,3 +110,43 @@ def play_script(
                 ],
             }
             save_match(session, match, summary, block_totals(match, summary, rotations), [])
+
+
+# ----- the ladders the leaderboard's notes are tested on (arena.ladder.explain) ---------
+LADDER = "contest"
+
+# steady finishes ahead of bigwin in three deals of four, by one point a hand; bigwin wins
+# the fourth by 40 (its +30 against steady's -10): more points a hand, fewer orders won
+MARGINS = [
+    {"winner": 6, "steady": -1, "bigwin": -2, "loser": -3},
+    {"winner": 6, "steady": -1, "bigwin": -2, "loser": -3},
+    {"winner": 6, "steady": -1, "bigwin": -2, "loser": -3},
+    {"bigwin": 30, "steady": -10, "winner": -10, "loser": -10},
+]
+
+
+def contest(tmp_path: Path) -> tuple[str, Engine]:
+    """A contest's ladder (as ``arena serve`` makes it) with no bots yet in ``tmp_path``."""
+    db = str(tmp_path / "c.db")
+    engine = open_engine(db)
+    ensure_contest(engine, WebConfig(db=db, house_bots=False))
+    return db, engine
+
+
+def margins_ladder(tmp_path: Path, names: dict[str, str] | None = None, matches: int = 6) -> str:
+    """The MARGINS script, bots renamed by ``names`` (role → name); its database path."""
+    names = names or {}
+    db, engine = contest(tmp_path)
+    role = {r: names.get(r, r) for r in ("steady", "bigwin", "winner", "loser")}
+    ids = enter(engine, LADDER, list(role.values()))
+    seats = list(role.values())
+    script = [{role[r]: p for r, p in deal.items()} for deal in MARGINS]
+    play_script(engine, LADDER, seats, ids, lambda m, d: script[d % 4], matches)
+    return db
+
+
+HOSTILE = {
+    "steady": "<b>st</b>\x1b[31m\x1b]0;owned\x07[blink]x[/blink]",
+    "bigwin": "big\u202ewin<script>alert(1)</script>",
+}
+"""Names that would be markup on a page, terminal commands or a right-to-left override."""

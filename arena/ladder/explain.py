@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, TypeVar
@@ -44,6 +45,10 @@ Blocks = Sequence[Sequence[Mapping[Any, float]]]
 """The fit's evidence (``leaderboard.rated_blocks``): per block its orders, the games first
 (one per rotation), then the card sets; entrant → points a hand, ``-inf`` for a hand a
 forfeited seat's fallback played."""
+
+UPPER, LOWER = "\x00upper\x00", "\x00lower\x00"
+"""Where the two names go in a note's sentence while it is built (in no text of ours): the
+sentence is cut at them before any name is put in, so no name can be mistaken for one."""
 
 Reason = Literal["out_of_field", "forfeits", "margins", "opponents", "field", "unsettled"]
 
@@ -84,6 +89,16 @@ class FieldRecord:
 
 
 @dataclass(frozen=True)
+class NotePart:
+    """A piece of a note's line: our words and numbers, or one of the two bots' names as
+    written (``bot``): a page shows a name isolated from the words around it (a right-to-left
+    override in a name must not turn the rest of the sentence round), a terminal escapes it."""
+
+    text: str
+    bot: bool
+
+
+@dataclass(frozen=True)
 class OrderNote:
     """Why ``upper`` (rank ``rank``) stands above ``lower`` with fewer points a hand."""
 
@@ -101,6 +116,8 @@ class OrderNote:
     lower_field: FieldRecord
     text: str
     """The line shown: bot names as written (each screen makes them harmless its way)."""
+    parts: list[NotePart]
+    """The same line in pieces, each name a piece of its own."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -113,6 +130,7 @@ class OrderNote:
                 "pair": PairRecord(**data["pair"]),
                 "upper_field": FieldRecord(**data["upper_field"]),
                 "lower_field": FieldRecord(**data["lower_field"]),
+                "parts": [NotePart(**part) for part in data["parts"]],
             }
         )
 
@@ -229,7 +247,7 @@ def _because(
 ) -> tuple[Reason, str]:
     """The reason and its clause, from the first rule the data meets (module docstring);
     ``field``: the lowest and highest Elo in the main field."""
-    a, b = up["bot"], low["bot"]
+    a, b = UPPER, LOWER  # the names go in afterwards (``OrderNote.parts``)
     out = [r for r in (up, low) if not r.get("in_field", True)]
     if out:
         where = {
@@ -239,7 +257,7 @@ def _because(
         side = where.pop() if len(where) == 1 and "?" not in where else "ahead of (or behind)"
         return (
             "out_of_field",
-            f"{' and '.join(r['bot'] for r in out)}'s Elo is not finite yet: "
+            f"{' and '.join(a if r is up else b for r in out)}'s Elo is not finite yet: "
             f"{'they have' if len(out) > 1 else 'it has'} finished {side} part of the field "
             "in every deal so far",
         )
@@ -335,7 +353,13 @@ def order_notes(
         p = fit.superiority[a][b]
         apart = separated(p)
         if not apart:
-            why += f"; the ratings cannot tell them apart yet (P({up['bot']} stronger) = {p:.2f})"
+            why += f"; the ratings cannot tell them apart yet (P({UPPER} stronger) = {p:.2f})"
+        names: dict[str, str] = {UPPER: up["bot"], LOWER: low["bot"]}
+        parts = [
+            NotePart(names.get(piece, piece), piece in names)
+            for piece in re.split(f"({re.escape(UPPER)}|{re.escape(LOWER)})", why + ".")
+            if piece
+        ]
         notes[i] = OrderNote(
             rank=int(up["rank"]),
             upper=up["bot"],
@@ -348,7 +372,8 @@ def order_notes(
             pair=pair,
             upper_field=fu,
             lower_field=fl,
-            text=why + ".",  # never capitalised: it may begin with a name
+            text="".join(part.text for part in parts),  # never capitalised: a name may lead
+            parts=parts,
         )
     return notes
 

@@ -7,7 +7,6 @@ store's own write path (``ladderkit``), so every number in a note is known in ad
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from sqlalchemy.orm import Session
@@ -15,40 +14,9 @@ from sqlalchemy.orm import Session
 from arena.ladder.explain import OrderNote
 from arena.ladder.leaderboard import leaderboard
 from arena.ladder.store import open_engine
-from arena.web.contest import WebConfig, ensure_contest
 
-from ladderkit import enter, play_script
+from ladderkit import HOSTILE, LADDER, contest, enter, margins_ladder, play_script
 from testkit import arena_main
-
-LADDER = "contest"
-
-# steady finishes ahead of bigwin in three deals of four, by one point a hand; bigwin wins
-# the fourth by 40 (its +30 against steady's -10): more points a hand, fewer orders won
-MARGINS = [
-    {"winner": 6, "steady": -1, "bigwin": -2, "loser": -3},
-    {"winner": 6, "steady": -1, "bigwin": -2, "loser": -3},
-    {"winner": 6, "steady": -1, "bigwin": -2, "loser": -3},
-    {"bigwin": 30, "steady": -10, "winner": -10, "loser": -10},
-]
-
-
-def contest(tmp_path: Path) -> tuple[str, object]:
-    db = str(tmp_path / "c.db")
-    engine = open_engine(db)
-    ensure_contest(engine, WebConfig(db=db, house_bots=False))
-    return db, engine
-
-
-def margins_ladder(tmp_path: Path, names: dict[str, str] | None = None, matches: int = 6) -> str:
-    """The MARGINS script, bots renamed by ``names`` (role → name); its database path."""
-    names = names or {}
-    db, engine = contest(tmp_path)
-    role = {r: names.get(r, r) for r in ("steady", "bigwin", "winner", "loser")}
-    ids = enter(engine, LADDER, list(role.values()))
-    seats = list(role.values())
-    script = [{role[r]: p for r, p in deal.items()} for deal in MARGINS]
-    play_script(engine, LADDER, seats, ids, lambda m, d: script[d % 4], matches)
-    return db
 
 
 def rows_of(db: str) -> list[dict]:
@@ -201,12 +169,6 @@ def test_ladder_show_prints_the_note_and_its_json_carries_it(tmp_path):
     rows = json.loads(arena_main("ladder", "show", "--db", db, "--name", LADDER, "--json").stdout)
     assert [bool(r["order_note"]) for r in rows] == [False, True, False, False]
     assert OrderNote.from_json(rows[1]["order_note"]).pair.upper_ahead == 144
-
-
-HOSTILE = {
-    "steady": "<b>st</b>\x1b[31m\x1b]0;owned\x07[blink]x[/blink]",
-    "bigwin": "big\u202ewin<script>alert(1)</script>",
-}
 
 
 def test_hostile_names_in_a_note_are_shown_as_text_on_the_terminal(tmp_path):
