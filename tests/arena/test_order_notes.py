@@ -7,12 +7,16 @@ store's own write path (``ladderkit``), so every number in a note is known in ad
 from __future__ import annotations
 
 import json
+import math
+import random
 
 import pytest
 from sqlalchemy.orm import Session
 
-from arena.ladder.explain import OrderNote
+from arena.ladder.duplicate import block_rankings
+from arena.ladder.explain import FieldRecord, OrderNote, PairRecord, order_notes
 from arena.ladder.leaderboard import leaderboard
+from arena.ladder.ratings import Fit, Rating
 from arena.ladder.store import open_engine
 
 from ladderkit import HOSTILE, LADDER, contest, enter, margins_ladder, play_script
@@ -179,3 +183,119 @@ def test_hostile_names_in_a_note_are_shown_as_text_on_the_terminal(tmp_path):
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     line = next(ln for ln in out.splitlines() if "fewer points a hand:" in ln)
     assert "<b>st</b>\\x1b[31m\\x1b]0;owned\\x07[blink]x[/blink] finished ahead of" in line
+
+
+# ----- the counting itself, against its definition ------------------------------------------
+def _reference_pair(blocks: list, a: object, b: object) -> PairRecord:
+    """A PairRecord by its definition, one order at a time."""
+    shared = [blk for blk in blocks if a in blk[0] and b in blk[0]]
+    both = [o for blk in shared for o in blk if a in o and b in o]
+    up = [o[a] - o[b] for o in both if o[a] > o[b]]
+    down = [o[b] - o[a] for o in both if o[b] > o[a]]
+    fin_up, fin_down = [x for x in up if math.isfinite(x)], [x for x in down if math.isfinite(x)]
+    return PairRecord(
+        blocks=len(shared),
+        orders=len(both),
+        upper_ahead=len(up),
+        lower_ahead=len(down),
+        upper_margin=sum(fin_up) / len(fin_up) if fin_up else None,
+        lower_margin=sum(fin_down) / len(fin_down) if fin_down else None,
+    )
+
+
+def _reference_field(blocks: list, rotations: int, k: object, elo: dict) -> FieldRecord:
+    """A FieldRecord by its definition, one comparison at a time."""
+    mine = [blk for blk in blocks if k in blk[0]]
+    comparisons = ahead = 0
+    margins: list[float] = []
+    opponents: list[float] = []
+    own: list[float] = []
+    forfeited = 0
+    for blk in mine:
+        rated = [elo[o] for o in blk[0] if o != k and o in elo]
+        if rated:
+            opponents.append(sum(rated) / len(rated))
+        for game in blk[:rotations]:
+            if math.isfinite(game[k]):
+                own.append(game[k])
+            else:
+                forfeited += 1
+        for order in blk:
+            if k not in order:
+                continue
+            for other, w in order.items():
+                if other == k:
+                    continue
+                comparisons += 1
+                if order[k] > w:
+                    ahead += 1
+                    if math.isfinite(order[k]) and math.isfinite(w):
+                        margins.append(order[k] - w)
+    return FieldRecord(
+        blocks=len(mine),
+        comparisons=comparisons,
+        ahead=ahead,
+        margin_ahead=sum(margins) / len(margins) if margins else None,
+        opponents_elo=sum(opponents) / len(opponents) if opponents else None,
+        own_hands=len(own),
+        own_points=sum(own) / len(own) if own else None,
+        forfeited_hands=forfeited,
+    )
+
+
+def _close(x: object, y: object) -> bool:
+    """Two records equal field by field, floats to 1e-9."""
+    for name, a in vars(x).items():
+        b = getattr(y, name)
+        if isinstance(a, float) or isinstance(b, float):
+            if a is None or b is None or not math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9):
+                return False
+        elif a != b:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("named", [False, True])
+def test_the_counts_in_a_note_are_their_definition(seed: int, named: bool) -> None:
+    """Random blocks — tables with a repeated entrant (three in an order), forfeited hands
+    (-inf), ties — keyed by version ids or by names: every note's records are what counting
+    one comparison at a time gives."""
+    rng = random.Random(seed)
+    bots = [f"bot {i}" if named else 100 + i for i in range(9)]
+    blocks = []
+    for _ in range(60):
+        seats = [rng.choice(bots) for _ in range(4)]
+        while len(set(seats)) < 2:
+            seats = [rng.choice(bots) for _ in range(4)]
+        scores = [[float(rng.choice([-3, -1, 0, 2, 5, 20])) for _ in seats] for _ in range(4)]
+        dead = rng.choice([None, None, 0, 1, 2, 3])
+        for r in range(4):
+            if dead is not None and r >= 2:
+                scores[r][dead] = float("-inf")
+        blocks.append(block_rankings(seats, scores, 4))
+    present = sorted({k for blk in blocks for k in blk[0]}, key=str)
+    in_field = {k: rng.random() < 0.8 for k in present}
+    elo = {k: rng.uniform(-200, 200) for k in present}
+    fit = Fit(
+        [Rating(k, elo[k], elo[k] - 50, elo[k] + 50, 25.0, in_field[k]) for k in present],
+        {a: {b: 0.5 for b in present} for a in present},
+    )
+    # every neighbour disagrees: points rise down the table
+    rows = [
+        {"bot": str(k), "rank": i + 1, "rated": True, "points_per_hand": float(i),
+         "in_field": in_field[k], "elo": elo[k]}
+        for i, k in enumerate(present)
+    ]  # fmt: skip
+    notes = order_notes(rows, blocks, 4, {str(k): k for k in present}, fit)
+    assert sorted(notes) == list(range(len(present) - 1))
+    field_elo = {k: e for k, e in elo.items() if in_field[k]}
+    for i, note in notes.items():
+        a, b = present[i], present[i + 1]
+        assert _close(note.pair, _reference_pair(blocks, a, b)), (note.pair, a, b)
+        assert _close(note.upper_field, _reference_field(blocks, 4, a, field_elo))
+        assert _close(note.lower_field, _reference_field(blocks, 4, b, field_elo))
+        assert note.text == "".join(p.text for p in note.parts)
+        assert [p.text for p in note.parts if p.bot] and all(
+            p.text in (str(a), str(b)) for p in note.parts if p.bot
+        )
