@@ -124,7 +124,10 @@ def leaderboard_fragment(request: Request, who: Who) -> Response:
 
 @router.get("/api/leaderboard", tags=["ladder"])
 def leaderboard_api(request: Request, who: Who) -> dict[str, Any]:
-    """The leaderboard as ``arena ladder show --json`` has it, with each bot's owner."""
+    """The leaderboard as ``arena ladder show --json`` has it, with each bot's owner.  A row
+    ranked above the next with fewer points a hand carries ``order_note``: why, as one line
+    (``text``; ``parts`` the same with each bot name a piece of its own) and the counts it
+    rests on (``arena.ladder.explain.OrderNote``); null elsewhere."""
     return standings_data(request)
 
 
