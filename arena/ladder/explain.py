@@ -267,7 +267,9 @@ def _because(
     field: tuple[float, float],
 ) -> tuple[Reason, str]:
     """The reason and its clause, from the first rule the data meets (module docstring);
-    ``field``: the lowest and highest Elo in the main field."""
+    ``field``: the lowest and highest Elo in the main field.  Comparisons are made on the
+    numbers as the line shows them (a margin to 0.1, an Elo to 1), so that no line says
+    "more" of two equal numbers."""
     a, b = UPPER, LOWER  # the names go in afterwards (``OrderNote.parts``)
     out = [r for r in (up, low) if not r.get("in_field", True)]
     if out:
@@ -286,7 +288,8 @@ def _because(
         n = fl.forfeited_hands
         return (
             "forfeits",
-            f"{b}'s {n} forfeited hand{'s' if n != 1 else ''} count as last place in the Elo, "
+            f"{b}'s {n} forfeited hand{'s count' if n != 1 else ' counts'} as last place in "
+            "the Elo, "
             f"while the points its fallback made in them count in pts/hand: in the hands it "
             f"played itself {b} made {fl.own_points:+.2f} a hand",
         )
@@ -297,7 +300,7 @@ def _because(
     if (
         pair.orders
         and pair.upper_ahead > pair.lower_ahead
-        and (pair.lower_margin or 0.0) > (pair.upper_margin or 0.0)
+        and round(pair.lower_margin or 0.0, 1) > round(pair.upper_margin or 0.0, 1)
     ):
         return (
             "margins",
@@ -328,7 +331,7 @@ def _because(
         fu.comparisons
         and fl.comparisons
         and fu.ahead * fl.comparisons > fl.ahead * fu.comparisons
-        and (fl.margin_ahead or 0.0) > (fu.margin_ahead or 0.0)
+        and round(fl.margin_ahead or 0.0, 1) > round(fu.margin_ahead or 0.0, 1)
     ):
         return (
             "field",
