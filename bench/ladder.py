@@ -2,7 +2,11 @@
 
 1. Matches per minute of a real ladder (bots over gRPC, four deals × four rotations per
    match) for the process and docker sandboxes (docker when an engine answers and has the
-   base image).
+   base image), played by a fixed field of fast sample bots (``--field``, by default
+   random, greedy and heuristic: each answers in well under a millisecond), so that the
+   figure is the arena's — its sandboxes, referee and store — and not a bot's thinking.
+   The expert sample bot spends 100 ms a move: with it in the field (as in a ladder of all
+   the sample bots) the run measured about 7 matches a minute, its search.
 2. How many matches the ladder needs to rank a field correctly 95% of the time, with
    duplicate deals versus independent random deals.  Counted in matches of one deal
    (``--deals 1``: four hands), so that small differences show.  The hands are played by
@@ -18,7 +22,7 @@
    0%, 10%, 25% or 50% of the time (stronger the less they do).
 
     python bench/ladder.py [--pool 800] [--resamples 200] [--matches 8] [--fields sample,close]
-                             [--sandboxes process,docker]
+                             [--sandboxes process,docker] [--field random,greedy,heuristic]
                              [--baseline-python PY [--repeat 3]] [--json]
 
 With ``--baseline-python``, throughput is measured alternately with this checkout and with
@@ -52,6 +56,9 @@ from bigtwo.loader import load_bot_class
 ROOT = Path(__file__).resolve().parents[1]
 ROTATIONS = 4
 THROUGHPUT_DEALS = 4
+FAST_FIELD = ("random", "greedy", "heuristic")
+"""The throughput ladder's bots by default: sample bots that answer at once (three
+entrants: one of them fills the fourth seat, as a ladder of three does)."""
 GRID = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
 Hand = dict[str, float]
 
@@ -186,10 +193,24 @@ def wrong_separations(
     return {"separated_pairs": separated, "wrong_order": wrong, "sizes": sizes}
 
 
-def throughput(sandbox: str, matches: int, python: str = sys.executable) -> float:
-    """Matches per minute of `arena ladder run` (start-up included), with the ``arena`` that
-    ``python`` imports (run from outside this checkout, so that its own is found)."""
+def field_specs(field: list[str]) -> list[str]:
+    """The bots as ``arena ladder run`` takes them: a sample bot's name as this checkout's
+    folder (so that a baseline interpreter plays the very same bots), anything else as
+    given (a path)."""
+    return [
+        str(ROOT / "sample_bots" / b) if (ROOT / "sample_bots" / b).is_dir() else b for b in field
+    ]
+
+
+def throughput(
+    sandbox: str, matches: int, python: str = sys.executable, field: list[str] | None = None
+) -> float:
+    """Matches per minute of `arena ladder run` (start-up included) on ``field`` (by default
+    :data:`FAST_FIELD`), with the ``arena`` that ``python`` imports (run from outside this
+    checkout, so that its own is found)."""
     import subprocess
+
+    bots = field_specs(list(field or FAST_FIELD))
 
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
@@ -209,6 +230,7 @@ def throughput(sandbox: str, matches: int, python: str = sys.executable) -> floa
                 "--deals",
                 str(THROUGHPUT_DEALS),
                 "--json",
+                *bots,
             ],
             capture_output=True,
             text=True,
@@ -220,7 +242,9 @@ def throughput(sandbox: str, matches: int, python: str = sys.executable) -> floa
         return matches / ((time.perf_counter() - start) / 60)
 
 
-def against_baseline(sandbox: str, matches: int, baseline: str, repeat: int) -> dict:
+def against_baseline(
+    sandbox: str, matches: int, baseline: str, repeat: int, field: list[str]
+) -> dict:
     """Throughput of this checkout and of the baseline's, run alternately; medians and
     their ratio."""
     import statistics
@@ -228,7 +252,7 @@ def against_baseline(sandbox: str, matches: int, baseline: str, repeat: int) -> 
     runs: dict[str, list[float]] = {"this": [], "baseline": []}
     for _ in range(max(1, repeat)):
         for which, python in (("baseline", baseline), ("this", sys.executable)):
-            runs[which].append(round(throughput(sandbox, matches, python), 1))
+            runs[which].append(round(throughput(sandbox, matches, python, field), 1))
             print(f"{sandbox} {which}: {runs[which][-1]} matches/minute", file=sys.stderr)
     this, base = statistics.median(runs["this"]), statistics.median(runs["baseline"])
     print(
@@ -264,15 +288,25 @@ def main() -> int:
         "--sandboxes", help="which sandboxes to time, comma-separated (default: all available)"
     )
     parser.add_argument("--repeat", type=int, default=3, help="alternate runs per version")
+    parser.add_argument(
+        "--field",
+        default=",".join(FAST_FIELD),
+        help="the throughput ladder's bots, comma-separated: sample bot names or bot paths "
+        f"(default: {','.join(FAST_FIELD)}, fast bots; add expert to include its 100 ms a "
+        "move, which then dominates the figure)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     fields = [f for f in args.fields.split(",") if f]
+    field = [b for b in args.field.split(",") if b]
+    if len(set(field)) < 2:
+        parser.error("--field: at least two distinct bots")
     if args.pool < 20 or args.resamples < 20 or args.matches < 0:
         parser.error("--pool ≥ 20, --resamples ≥ 20, --matches ≥ 0")
     if unknown := [f for f in fields if f not in FIELDS]:
         parser.error(f"--fields: unknown {', '.join(unknown)} (choose from {', '.join(FIELDS)})")
     rules = RuleSet.preset("hk")
-    out: dict = {"matches_per_minute": {}}
+    out: dict = {"matches_per_minute": {}, "throughput_field": field}
     backends = ["process"]
     from arena.sandbox.containers import docker_client
     from arena.sandbox.images import DEFAULT_BASE
@@ -292,14 +326,17 @@ def main() -> int:
     for backend in backends if args.matches else []:
         if args.baseline_python:
             out.setdefault("against_baseline", {})[backend] = against_baseline(
-                backend, args.matches, args.baseline_python, args.repeat
+                backend, args.matches, args.baseline_python, args.repeat, field
             )
             out["matches_per_minute"][backend] = out["against_baseline"][backend]["this"]
             continue
-        out["matches_per_minute"][backend] = round(throughput(backend, args.matches), 1)
+        out["matches_per_minute"][backend] = round(
+            throughput(backend, args.matches, field=field), 1
+        )
         print(
             f"{backend}: {out['matches_per_minute'][backend]} matches/minute "
-            f"({THROUGHPUT_DEALS} deals × {ROTATIONS} rotations, {os.cpu_count()} jobs)",
+            f"({THROUGHPUT_DEALS} deals × {ROTATIONS} rotations, {os.cpu_count()} jobs, "
+            f"field {','.join(field)})",
             file=sys.stderr,
             flush=True,
         )
@@ -329,7 +366,7 @@ def main() -> int:
     if args.json:
         print(json.dumps(out))
         return 0
-    print(f"matches/minute: {out['matches_per_minute']}")
+    print(f"matches/minute ({', '.join(field)}): {out['matches_per_minute']}")
     if not table:
         return 0
     print("matches of one deal (4 hands) to rank the field right 95% of the time:")

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from ..text import printable
 from .common import _shown, ladder_app, open_ladder
@@ -27,6 +28,7 @@ def print_leaderboard(
     (and the superiority matrix with ``matrix``)."""
     from rich.table import Table
 
+    from ..ladder.explain import OrderNote
     from ..ladder.queries import leaderboard_rows
     from ..ladder.ratings import SEPARATED_P
 
@@ -78,6 +80,11 @@ def print_leaderboard(
         )
     console = Console(highlight=False, width=max(120, Console().width))
     console.print(table)
+    for r in rated:  # the ranks are Elo, not points: say why where they disagree
+        if r.get("order_note"):
+            explained = OrderNote.from_json(r["order_note"])
+            why = f"#{explained.rank} above #{explained.rank + 1} with fewer points a hand: "
+            console.print(Text.assemble((why, "bold"), printable(explained.text, 2000)))
     print_final_state(console, engine, name)
     console.print(
         f"next: > separated from the next: P(stronger than it) ≥ {SEPARATED_P} (95% interval "
@@ -187,11 +194,15 @@ def ladder_show(
     when P(one stronger than the other) ≥ 0.975 by the ratings' normal
     approximation (the 95% interval of their Elo difference excludes 0).
     Bots entered but not rated yet are listed last ("not yet played").
+    The rank is the Elo (who finished ahead of whom in each deal), not the
+    points a hand: where a bot stands above the next with fewer points a
+    hand, a line under the table says why, with the numbers from the deals.
     Retired bots are hidden unless --all; their matches still count for
     everyone's ratings.  A final ladder (`arena ladder final`) says so under
     the table.
 
     --json prints a list in rank order, then the unrated (`rated` false,
     `rank` null); each object also holds `superiority` (for every other bot,
-    the probability that this one is stronger) and `retired`."""
+    the probability that this one is stronger), `retired` and `order_note`
+    (that line and its numbers, on the upper row of such a pair; else null)."""
     print_leaderboard(open_ladder(db, name)[0], name, as_json, matrix, all_)

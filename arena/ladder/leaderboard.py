@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from .duplicate import block_rankings
+from .explain import attach_order_notes
 from .ratings import Fit, fit_plackett_luce, openskill_ordinals
 from .store import BotVersion, Entry, Ladder, Match, RatingSnapshot
 
@@ -39,7 +40,9 @@ def leaderboard(
     rotations = ladder.settings["rotations"]
     blocks = rated_blocks(list(done.values()), rotations)
     if len({k for b in blocks for order in b for k in order}) < 2:
-        return None, _unrated(entries, is_retired, done, [], retired)
+        rows = _unrated(entries, is_retired, done, [], retired)
+        attach_order_notes(rows, blocks, rotations, {}, None)
+        return None, rows
     fit = fit_plackett_luce(blocks)
     skill = openskill_ordinals(rated_totals(blocks, rotations))
     out = []
@@ -102,7 +105,10 @@ def leaderboard(
             row["separated_from_next"] = bool(
                 next_row and fit.separated(vid[row["bot"]], vid[next_row["bot"]])
             )
-    return fit, out + _unrated(entries, is_retired, done, [r.bot for r in ranked], retired)
+    rows = out + _unrated(entries, is_retired, done, [r.bot for r in ranked], retired)
+    # why a row stands above the next with fewer points a hand (see .explain)
+    attach_order_notes(rows, blocks, rotations, {label: b for b, label in labels.items()}, fit)
+    return fit, rows
 
 
 def _unrated(

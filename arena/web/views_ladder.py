@@ -127,10 +127,13 @@ def leaderboard_fragment(request: Request, who: Who) -> Response:
 
 @router.get("/api/leaderboard", tags=["ladder"])
 def leaderboard_api(request: Request, who: Who) -> dict[str, Any]:
-    """The leaderboard as ``arena ladder show --json`` has it, with each bot's owner;
-    ``final``: the final marker when the standings are final (when, k, budget, matches,
-    separated, stopped, top), ``final_phase``: the final evaluation under way (k, budget,
-    started, played), each null otherwise."""
+    """The leaderboard as ``arena ladder show --json`` has it, with each bot's owner.  A row
+    ranked above the next with fewer points a hand carries ``order_note``: why, as one line
+    (``text``; ``parts`` the same with each bot name a piece of its own) and the counts it
+    rests on (``arena.ladder.explain.OrderNote``); null elsewhere.  ``final``: the final
+    marker when the standings are final (when, k, budget, matches, separated, stopped, top),
+    ``final_phase``: the final evaluation under way (k, budget, started, played), each null
+    otherwise."""
     return standings_data(request)
 
 
