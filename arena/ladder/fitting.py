@@ -18,6 +18,7 @@ fewer of them.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +47,9 @@ class DigestFit:
     """Newton steps taken (each a gradient and a Hessian)."""
     warm: bool
     """Whether it started from a previous solution."""
+    seconds: dict[str, float]
+    """Where its time went: the groups as bot indices, Newton's steps, the sandwich, the
+    main field, the intervals."""
 
 
 def _masks(width: int) -> np.ndarray:
@@ -289,7 +293,10 @@ def fit_evidence(ev: Evidence, start: dict[int, float] | None = None) -> DigestF
     n = len(bots)
     position = np.array([bots.index(int(v)) for v in rated])  # rated is ascending
     index = np.where(ev.group >= 0, position[np.searchsorted(rated, ev.group).clip(max=n - 1)], -1)
+    clock = {"terms": time.perf_counter()}
     terms = _Terms(ev, index, n)
+    clock["terms"] = time.perf_counter() - clock["terms"]
+    mark = time.perf_counter()
     theta = np.zeros(n)
     warm = False
     if start:
@@ -313,10 +320,15 @@ def fit_evidence(ev: Evidence, start: dict[int, float] | None = None) -> DigestF
         ):
             t /= 2
         theta = theta + t * step
-    field = terms.field()
+    clock["newton"], mark = time.perf_counter() - mark, time.perf_counter()
     gram = terms.gram(theta)
+    clock["sandwich"], mark = time.perf_counter() - mark, time.perf_counter()
+    field = terms.field()
+    clock["field"], mark = time.perf_counter() - mark, time.perf_counter()
     fit = _finish(bots, theta, hess, None, field, gram=(gram, ev.blocks))
-    return DigestFit(fit, {b: float(theta[i]) for i, b in enumerate(bots)}, steps, warm)
+    clock["intervals"] = time.perf_counter() - mark
+    theta_of = {b: float(theta[i]) for i, b in enumerate(bots)}
+    return DigestFit(fit, theta_of, steps, warm, clock)
 
 
 def fit_digests(d: Digests, start: dict[int, float] | None = None) -> DigestFit | None:

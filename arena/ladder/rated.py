@@ -152,6 +152,8 @@ def _rate_kept(session: Session, ladder: Ladder, key: tuple[str, int, str]) -> R
     mark = time.perf_counter()
     result: DigestFit | None = fit_evidence(kept.evidence, kept.theta or None)
     clock["fit"] = time.perf_counter() - mark
+    if result is not None:
+        clock.update({f"fit.{k}": v for k, v in result.seconds.items()})
     kept.ids += len(rows)
     kept.last_id = max([kept.last_id, *(i for i, _ in rows)])
     if result is not None:

@@ -10,6 +10,7 @@ match; a match left ``running`` by a killed run is played again from scratch.
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from bigtwo.record import ENCODING, decompress
 from ..public_record import public_summary
 
 MIGRATIONS = Path(__file__).with_name("migrations")
+log = logging.getLogger(__name__)
 
 
 def _now() -> datetime:
@@ -306,8 +308,12 @@ def save_match(
     if ladder is not None:  # the ratings' digest of it, in the same transaction
         from .digests import match_digest
 
-        data = match_digest(list(match.seats), match.result, ladder.settings["rotations"])
-        session.add(MatchDigest(match_id=match.id, ladder_id=match.ladder_id, data=data))
+        try:
+            data = match_digest(list(match.seats), match.result, ladder.settings["rotations"])
+        except (ValueError, KeyError, TypeError, IndexError) as exc:  # never lose the match
+            log.warning("match %s kept without its digest: %s", match.id, exc)
+        else:
+            session.add(MatchDigest(match_id=match.id, ladder_id=match.ladder_id, data=data))
     for i, block in enumerate(totals):
         session.add(
             DealResult(match_id=match.id, index=i, seed=str(match.deal_seeds[i]), totals=block)
