@@ -132,30 +132,32 @@ class Evidence:
                 out.rows[row] = len(out.rows)
                 fresh.append(row)
             gid[i] = out.rows[row]
-        block_gid = gid[inverse.reshape(-1)]
-        g, used = len(out.rows), len(out.group)
+        local = inverse.reshape(-1)  # each block's row among ``gid``: sums over d only,
+        g, used = len(out.rows), len(out.group)  # then added at those rows
         out._grow(g)
         out.group[used:] = np.array(fresh, np.int64).reshape(-1, out.width)
         s, w = d.sets[:, out.masks], d.won  # (B, K), (B, width)
-        k, width = len(out.masks), out.width
+        k, width, rows = len(out.masks), out.width, len(gid)
 
         def summed(values: np.ndarray) -> np.ndarray:
-            return np.bincount(block_gid, values, g)
+            return np.bincount(local, values, rows)
 
         for a in range(k):
-            out.sets[:, a] += summed(s[:, a])
+            out.sets[gid, a] += summed(s[:, a])
             for b in range(a, k):
                 both = summed(s[:, a] * s[:, b])
-                out.sets_sets[:, a, b] += both
+                out.sets_sets[gid, a, b] += both
                 if b != a:
-                    out.sets_sets[:, b, a] += both
+                    out.sets_sets[gid, b, a] += both
             for b in range(width):
-                out.sets_won[:, a, b] += summed(s[:, a] * w[:, b])
+                out.sets_won[gid, a, b] += summed(s[:, a] * w[:, b])
         for a in range(width):
-            out.won[:, a] += summed(w[:, a])
+            out.won[gid, a] += summed(w[:, a])
             for b in range(width):
-                out.won_won[:, a, b] += summed(w[:, a] * w[:, b])
-        np.bitwise_or.at(out.ahead, block_gid, d.ahead)
+                out.won_won[gid, a, b] += summed(w[:, a] * w[:, b])
+        ahead = np.zeros(rows, np.int64)
+        np.bitwise_or.at(ahead, local, d.ahead)
+        out.ahead[gid] |= ahead
         out.blocks += d.blocks
         return out
 

@@ -85,6 +85,7 @@ class _Kept:
     totals: dict[int, np.ndarray]  # version → [matches, points, hands, firsts, faults, forfeits]
     skill: dict[int, tuple[float, float]]
     theta: dict[int, float]
+    last: Rated | None = None  # the fit of exactly these digests
 
 
 _KEPT: OrderedDict[tuple[str, int, str], _Kept] = OrderedDict()
@@ -133,6 +134,9 @@ def _rate_kept(session: Session, ladder: Ladder, key: tuple[str, int, str]) -> R
     seen = {i for i, _ in rows}
     rows += [(i, data) for i, data in backfilled if i > last and i not in seen]
     rows.sort()
+    if not rows and kept is not None and kept.last is not None:
+        _KEPT[key] = kept  # nothing new: the same fit (a page and a snapshot in a row)
+        return kept.last
     clock["read"] = time.perf_counter() - started
     mark = time.perf_counter()
     new = decode(rows) if rows else empty()
@@ -174,7 +178,7 @@ def _rate_kept(session: Session, ladder: Ladder, key: tuple[str, int, str]) -> R
         v: Played(int(t[0]), float(t[1]), int(t[2]), int(t[3]), int(t[4]), int(t[5]))
         for v, t in kept.totals.items()
     }
-    return Rated(
+    kept.last = Rated(
         result.fit if result is not None else None,
         skill,
         played,
@@ -183,6 +187,7 @@ def _rate_kept(session: Session, ladder: Ladder, key: tuple[str, int, str]) -> R
         bool(result is not None and result.warm),
         clock,
     )
+    return kept.last
 
 
 def _add_totals(totals: dict[int, np.ndarray], d: Digests) -> None:

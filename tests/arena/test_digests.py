@@ -19,6 +19,7 @@ from arena.ladder.digests import decode, match_digest
 from arena.ladder.leaderboard import leaderboard, rated_blocks, rated_totals
 from arena.ladder.ratings import fit_plackett_luce, openskill_ordinals
 from arena.ladder.store import (
+    Entry,
     Ladder,
     Match,
     MatchDigest,
@@ -220,6 +221,19 @@ def test_a_refit_after_one_more_match_starts_from_the_last_solution(played, tmp_
         assert kept.skill == pytest.approx(fresh.skill, abs=1e-9)
         old, _, _ = _record_fit(session, ladder)
         _same_fit(kept.fit, old)
+
+        # the planner's view: the active entrants' ratings, a paused one left out
+        entry = session.scalars(select(Entry).order_by(Entry.version_id)).first()
+        assert entry is not None
+        entry.paused = True
+        session.commit()
+        active = rated_module.active_ratings(session, ladder.name)
+        assert entry.version_id not in active.ratings and active.fit is not None
+        assert set(active.ratings) | {entry.version_id} == set(fresh.fit.by_bot())
+        for v, r in active.ratings.items():
+            assert r.elo == pytest.approx(fresh.fit.by_bot()[v].elo, abs=1e-6)
+        entry.paused = False
+        session.commit()
     engine.dispose()
 
 
