@@ -22,7 +22,8 @@ step; the sandwich; the main field; the intervals), storing the solution.  With
 L-BFGS-B) is timed too and the two fits compared.
 
     python bench/refit.py [--quick] [--db FILE|postgresql://...] [--bots N] [--matches N]
-                          [--repeat 3] [--json]
+                          [--repeat 3] [--phases first,cold,new,more] [--blas-threads N]
+                          [--json]
 
 ``--db`` keeps the ladder (building 100,000 matches takes minutes) and reuses it when it
 already holds one; a PostgreSQL URL names a database of its own (created when missing,
@@ -310,12 +311,16 @@ def compare(db: str, old: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def in_child(mode: str, db: str, repeat: int) -> dict[str, Any]:
+def in_child(mode: str, db: str, repeat: int, blas: int | None) -> dict[str, Any]:
+    env = dict(os.environ)
+    if blas:  # read by OpenBLAS when numpy loads: the child's, not this process's
+        env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = str(blas)
     proc = subprocess.run(
         [sys.executable, __file__, "--_child", mode, "--db", db, "--repeat", str(repeat)],
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"{mode}: {proc.stderr[-3000:]}")
@@ -372,6 +377,17 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="30 bots, 2,000 matches, old path too")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--blas-threads",
+        type=int,
+        help="OpenBLAS threads in the fitting processes (default: OpenBLAS's own, one a core;"
+        " on a busy machine its threads wait for each other: 1 is much faster there)",
+    )
+    ap.add_argument(
+        "--phases",
+        default="first,cold,new,more",
+        help="which fits to time (first: minutes at 100,000 matches, OpenSkill's replay)",
+    )
     ap.add_argument("--_child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args._child:
@@ -388,7 +404,7 @@ def main() -> int:
         ensure_pg(db)
     say = (lambda *_: None) if args.json else print
     say(f"refit benchmark: {bots} bots, {matches:,} matches, {db.split('@')[-1]}")
-    say(f"  machine: {machine()}")
+    say(f"  machine: {machine()}; OpenBLAS threads in the fits: {args.blas_threads or 'default'}")
     if not holds(db, matches):
         t0 = time.perf_counter()
         build(db, bots, matches)
@@ -400,7 +416,9 @@ def main() -> int:
         ("new", "a new process's fit (from the stored solution, every digest read)"),
         ("more", f"refit after one more match, in the fit process (x{args.repeat})"),
     ):
-        result = in_child(mode, db, args.repeat)
+        if mode not in args.phases.split(","):
+            continue
+        result = in_child(mode, db, args.repeat, args.blas_threads)
         out[mode] = result
         if mode == "more":
             runs = result["runs"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from .duplicate import block_rankings
 from .ratings import Fit
@@ -28,7 +28,14 @@ def leaderboard(
     ladder = session.scalar(select(Ladder).where(Ladder.name == ladder_name))
     if ladder is None:
         raise ValueError(f"no ladder named {ladder_name!r}")
-    entered = list(session.scalars(select(Entry).where(Entry.ladder_id == ladder.id)))
+    entered = list(
+        session.scalars(
+            select(Entry)
+            .where(Entry.ladder_id == ladder.id)
+            # each version and its bot in two queries, not two per entrant (its label)
+            .options(selectinload(Entry.version).selectinload(BotVersion.bot))
+        )
+    )
     entries = {e.version_id: e.version for e in entered}
     is_retired = {e.version_id: e.retired for e in entered}
     from .rated import Played, rate  # the evidence: each match's digest, not its result
