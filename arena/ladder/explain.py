@@ -44,6 +44,10 @@ from .ratings import Fit, separated
 
 Key = TypeVar("Key", bound=Hashable)
 Blocks = Sequence[Sequence[Mapping[Any, float]]]
+BlockSource = Blocks | Callable[[set[Any]], Blocks]
+"""The blocks, or a reader of the blocks that seat any of a set of entrants (the ladder's
+leaderboard reads them only when a pair disagrees, and only those: a refit of 100,000
+matches must not re-read every result)."""
 """The fit's evidence (``leaderboard.rated_blocks``): per block its orders, the games first
 (one per rotation), then the card sets; entrant → points a hand, ``-inf`` for a hand a
 forfeited seat's fallback played."""
@@ -344,7 +348,7 @@ def _because(
 
 def order_notes(
     rows: Sequence[dict[str, Any]],
-    blocks: Blocks,
+    blocks: BlockSource,
     rotations: int,
     keys: Mapping[str, Key],
     fit: Fit[Key],
@@ -365,7 +369,7 @@ def order_notes(
     in_field = {r.bot: r.elo for r in fit.ratings if r.in_field}
     field = (min(in_field.values(), default=0.0), max(in_field.values(), default=0.0))
     wanted = {keys[r["bot"]] for _, up, low in pairs for r in (up, low)}
-    orders = _Orders(blocks, rotations, wanted)
+    orders = _Orders(blocks(wanted) if callable(blocks) else blocks, rotations, wanted)
     elo_of = orders.elo_of(in_field)
     records = {k: _field(orders, k, elo_of) for k in wanted}
     notes = {}
@@ -404,7 +408,7 @@ def order_notes(
 
 def attach_order_notes(
     rows: list[dict[str, Any]],
-    blocks: Blocks,
+    blocks: BlockSource,
     rotations: int,
     keys: Mapping[str, Key],
     fit: Fit[Key] | None,

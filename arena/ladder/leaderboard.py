@@ -1,7 +1,8 @@
 """The leaderboard: a ladder's ratings, fitted on its finished matches, as one row per
-entrant, and their history (``snapshot``).  The evidence is taken here (``rated_blocks``:
-each deal's duplicate block, a forfeited seat's hands counting as last); the maths is
-:mod:`.ratings`'.
+entrant, and their history (``snapshot``).  The evidence is defined here (``rated_blocks``:
+each deal's duplicate block, a forfeited seat's hands counting as last) and kept per match
+as its digest (:mod:`.digests`, written with the match); the leaderboard is fitted from the
+digests (:mod:`.rated`, :mod:`.fitting`), the maths is :mod:`.ratings`'.
 """
 
 from __future__ import annotations
@@ -9,12 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from .duplicate import block_rankings
 from .explain import attach_order_notes
-from .ratings import Fit, fit_plackett_luce, openskill_ordinals
-from .store import BotVersion, Entry, Ladder, Match, RatingSnapshot
+from .ratings import Fit
+from .store import BotVersion, Entry, Ladder, Match, MatchSeat, RatingSnapshot
 
 
 def leaderboard(
@@ -28,46 +29,35 @@ def leaderboard(
     ladder = session.scalar(select(Ladder).where(Ladder.name == ladder_name))
     if ladder is None:
         raise ValueError(f"no ladder named {ladder_name!r}")
-    entered = list(session.scalars(select(Entry).where(Entry.ladder_id == ladder.id)))
+    entered = list(
+        session.scalars(
+            select(Entry)
+            .where(Entry.ladder_id == ladder.id)
+            # each version and its bot in two queries, not two per entrant (its label)
+            .options(selectinload(Entry.version).selectinload(BotVersion.bot))
+        )
+    )
     entries = {e.version_id: e.version for e in entered}
     is_retired = {e.version_id: e.retired for e in entered}
-    done = {
-        m.id: m
-        for m in session.scalars(
-            select(Match).where(Match.ladder_id == ladder.id, Match.status == "done")
-        )
-    }
-    rotations = ladder.settings["rotations"]
-    blocks = rated_blocks(list(done.values()), rotations)
-    if len({k for b in blocks for order in b for k in order}) < 2:
-        rows = _unrated(entries, is_retired, done, [], retired)
-        attach_order_notes(rows, blocks, rotations, {}, None)
+    from .rated import Played, rate  # the evidence: each match's digest, not its result
+
+    rated = rate(session, ladder)
+    played_in = {v: p.matches for v, p in rated.played.items()}
+    if rated.fit is None:
+        rows = _unrated(entries, is_retired, played_in, [], retired)
+        attach_order_notes(rows, [], ladder.settings["rotations"], {}, None)
         return None, rows
-    fit = fit_plackett_luce(blocks)
-    skill = openskill_ordinals(rated_totals(blocks, rotations))
-    out = []
+    fit: Fit[Any] = rated.fit
+    skill = rated.skill
+    out: list[dict[str, Any]] = []
     ranked = fit.ratings
     versions = {r.bot: entries.get(r.bot) or session.get(BotVersion, r.bot) for r in ranked}
     labels = {b: v.label if v else str(b) for b, v in versions.items()}
-    seated: dict[int, list[Match]] = {}  # each version's matches, in one pass over them
-    for m in done.values():
-        for vid in dict.fromkeys(m.seats):
-            seated.setdefault(vid, []).append(m)
     for i, r in enumerate(ranked):
-        played = seated.get(r.bot, [])
-        points, hands, firsts, faults, forfeits = 0.0, 0, 0, 0, 0
-        for m in played:
-            result = finished_result(m)
-            for h in result["hands"]:
-                for seat, vid in enumerate(m.seats):
-                    if vid == r.bot:
-                        points += h["scores"][seat]
-                        hands += 1
-            for seat in result["seats"]:
-                if m.seats[seat["seat"]] == r.bot:
-                    firsts += seat["place"] == 1 and not seat["forfeit"]
-                    faults += len(seat["faults"])
-                    forfeits += bool(seat["forfeit"])
+        mine = rated.played.get(r.bot, Played())
+        played = range(mine.matches)
+        points, hands = mine.points, mine.hands
+        firsts, faults, forfeits = mine.first_places, mine.faults, mine.forfeits
         below = ranked[i + 1] if i + 1 < len(ranked) else None
         out.append(
             {
@@ -105,16 +95,36 @@ def leaderboard(
             row["separated_from_next"] = bool(
                 next_row and fit.separated(vid[row["bot"]], vid[next_row["bot"]])
             )
-    rows = out + _unrated(entries, is_retired, done, [r.bot for r in ranked], retired)
-    # why a row stands above the next with fewer points a hand (see .explain)
-    attach_order_notes(rows, blocks, rotations, {label: b for b, label in labels.items()}, fit)
+    rows = out + _unrated(entries, is_retired, played_in, [r.bot for r in ranked], retired)
+    # why a row stands above the next with fewer points a hand (see .explain): the blocks
+    # of the matches seating the bots of such pairs only, read when there is one
+    rotations = ladder.settings["rotations"]
+    attach_order_notes(
+        rows,
+        lambda wanted: rated_blocks(_done_seating(session, ladder.id, wanted), rotations),
+        rotations,
+        {label: b for b, label in labels.items()},
+        fit,
+    )
     return fit, rows
+
+
+def _done_seating(session: Session, ladder_id: int, versions: set[Any]) -> list[Match]:
+    """The ladder's finished matches in which any of ``versions`` holds a seat."""
+    seated = select(MatchSeat.match_id).where(MatchSeat.version_id.in_(list(versions)))
+    return list(
+        session.scalars(
+            select(Match).where(
+                Match.ladder_id == ladder_id, Match.status == "done", Match.id.in_(seated)
+            )
+        )
+    )
 
 
 def _unrated(
     entries: dict[int, BotVersion],
     is_retired: dict[int, bool],
-    done: dict[int, Match],
+    played_in: dict[int, int],
     rated: list[Any],
     retired: bool,
 ) -> list[dict[str, Any]]:
@@ -132,7 +142,7 @@ def _unrated(
                 "elo_low": None,
                 "elo_high": None,
                 "openskill": None,
-                "matches": sum(1 for m in done.values() if vid in m.seats),
+                "matches": played_in.get(vid, 0),
                 "points_per_hand": None,
                 "first_places": 0,
                 "faults": 0,
@@ -164,27 +174,37 @@ def rated_blocks(matches: list[Match], rotations: int) -> list[list[dict[int, fl
     the fallback policy that plays it keeps the other seats' results meaningful, but its
     points are not the bot's (a bot that crashes at once must not ride a decent autopilot
     up the ladder)."""
+    return [b for m in sorted(matches, key=lambda m: m.id) for b in match_blocks(m, rotations)]
+
+
+def match_blocks(match: Match, rotations: int) -> list[list[dict[int, float]]]:
+    """One finished match's part of :func:`rated_blocks`."""
+    return result_blocks(list(match.seats), finished_result(match), rotations)
+
+
+def result_blocks(
+    seats: list[int], result: dict[str, Any], rotations: int
+) -> list[list[dict[int, float]]]:
+    """:func:`match_blocks` from a match's seats and result (what its digest is made of)."""
+    lost = {  # the hands each seat's fallback played
+        s["seat"]: forfeited_hands(s, len(result["hands"]))
+        for s in result["seats"]
+        if s.get("forfeit")
+    }
+    by_deal: dict[int, dict[int, list[float]]] = {}
+    for hand in result["hands"]:
+        deal_no, rotation = divmod(hand["hand"], rotations)
+        by_deal.setdefault(deal_no, {})[rotation] = [
+            FORFEITED if hand["hand"] in lost.get(seat, ()) else float(points)
+            for seat, points in enumerate(hand["scores"])
+        ]
     blocks = []
-    for m in sorted(matches, key=lambda m: m.id):
-        result = finished_result(m)
-        lost = {  # the hands each seat's fallback played
-            s["seat"]: forfeited_hands(s, len(result["hands"]))
-            for s in result["seats"]
-            if s.get("forfeit")
-        }
-        by_deal: dict[int, dict[int, list[float]]] = {}
-        for hand in result["hands"]:
-            deal_no, rotation = divmod(hand["hand"], rotations)
-            by_deal.setdefault(deal_no, {})[rotation] = [
-                FORFEITED if hand["hand"] in lost.get(seat, ()) else float(points)
-                for seat, points in enumerate(hand["scores"])
-            ]
-        for deal_no in sorted(by_deal):
-            rows = by_deal[deal_no]
-            if len(rows) == rotations:
-                orders = block_rankings(m.seats, [rows[r] for r in range(rotations)], rotations)
-                if orders:
-                    blocks.append(orders)
+    for deal_no in sorted(by_deal):
+        rows = by_deal[deal_no]
+        if len(rows) == rotations:
+            orders = block_rankings(seats, [rows[r] for r in range(rotations)], rotations)
+            if orders:
+                blocks.append(orders)
     return blocks
 
 

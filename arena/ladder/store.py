@@ -10,6 +10,7 @@ match; a match left ``running`` by a killed run is played again from scratch.
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from bigtwo.record import ENCODING, decompress
 from ..public_record import public_summary
 
 MIGRATIONS = Path(__file__).with_name("migrations")
+log = logging.getLogger(__name__)
 
 
 def _now() -> datetime:
@@ -197,6 +199,36 @@ class MatchRecord(Base):
     size: Mapped[int] = mapped_column(Integer)  # uncompressed bytes
 
 
+class MatchDigest(Base):
+    """A finished match's evidence as the ratings read it (:mod:`.digests`: its deal
+    blocks in the likelihood's own terms, and its seats' points, hands, places and faults),
+    written with the match in its one transaction.  ``id`` is the order digests were
+    written in (the order matches finished): the live OpenSkill feedback is rated in it.  A
+    refit reads these small rows, never the result JSON of every match."""
+
+    __tablename__ = "match_digests"
+    __table_args__ = (Index("ix_match_digests_ladder_id_id", "ladder_id", "id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), unique=True)
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id"))
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class RatingState(Base):
+    """The last fit's solution per ladder, to start the next fit from (a warm start): each
+    rated version's log-strength, and the OpenSkill ratings after the digests it covers
+    (``digests`` of them, the newest ``last_digest``: rated in order, so a later fit goes on
+    from them when every digest it reads beyond them is newer)."""
+
+    __tablename__ = "rating_states"
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id"), primary_key=True)
+    digests: Mapped[int] = mapped_column(Integer)
+    last_digest: Mapped[int] = mapped_column(Integer)
+    theta: Mapped[str] = mapped_column(Text)  # JSON: version id → log-strength
+    skill: Mapped[str] = mapped_column(Text)  # JSON: version id → [mu, sigma]
+    fitted: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
 class RatingSnapshot(Base):
     __tablename__ = "rating_snapshots"
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -278,6 +310,16 @@ def save_match(
         session.add(MatchRecord(match_id=match.id, data=record, size=len(decompress(record))))
     match.finished = _now()
     match.result = json.loads(json.dumps(public_summary(summary)))
+    ladder = session.get(Ladder, match.ladder_id)
+    if ladder is not None:  # the ratings' digest of it, in the same transaction
+        from .digests import match_digest
+
+        try:
+            data = match_digest(list(match.seats), match.result, ladder.settings["rotations"])
+        except (ValueError, KeyError, TypeError, IndexError) as exc:  # never lose the match
+            log.warning("match %s kept without its digest: %s", match.id, exc)
+        else:
+            session.add(MatchDigest(match_id=match.id, ladder_id=match.ladder_id, data=data))
     for i, block in enumerate(totals):
         session.add(
             DealResult(match_id=match.id, index=i, seed=str(match.deal_seeds[i]), totals=block)
