@@ -109,13 +109,19 @@ def _field(standings: Sequence[Standing]) -> dict[int, Standing]:
 
 
 def _standing_key(s: Standing) -> tuple:
-    elo = s.elo if _finite(s.elo) else math.inf
-    err = s.stderr if _finite(s.stderr) else math.inf
-    return (s.entrant, -s.matches, not s.new, elo, err)
+    elo, err = _num(s.elo), _num(s.stderr)
+    return (
+        s.entrant,
+        -s.matches,
+        not s.new,
+        math.inf if elo is None else elo,
+        math.inf if err is None else err,
+    )
 
 
-def _finite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)
+def _num(x: float | None) -> float | None:
+    """``x`` as a rating can use it: None when missing or not a finite number."""
+    return float(x) if x is not None and math.isfinite(x) else None
 
 
 def _check_seats(seats: int) -> None:
@@ -160,9 +166,9 @@ class _Round:
         self.ids = list(field)
         self.count = dict.fromkeys(self.ids, 0)
         self.groups: list[tuple[int, ...]] = []
-        rated = [s.elo for s in field.values() if _finite(s.elo)]
-        self.mean = statistics.fmean(rated) if rated else 0.0  # type: ignore[arg-type]
-        spread = statistics.pstdev(rated) if len(rated) > 1 else 0.0  # type: ignore[arg-type]
+        rated = [x for x in (_num(s.elo) for s in field.values()) if x is not None]
+        self.mean = statistics.fmean(rated) if rated else 0.0
+        spread = statistics.pstdev(rated) if len(rated) > 1 else 0.0
         self.prior_sd = max(PRIOR_SD, 2 * spread)
         # one tiebreak per entrant, drawn in entrant order
         self.tiebreak = {e: rng.random() for e in self.ids}
@@ -181,7 +187,7 @@ class _Round:
 
     def rated(self, e: int) -> bool:
         s = self.field[e]
-        return _finite(s.elo) and not s.new
+        return _num(s.elo) is not None and not s.new
 
     def placement(self) -> list[int]:
         """Groups for the new entrants: each with one opponent from each stratum of the
@@ -200,8 +206,8 @@ class _Round:
         return [e for e in self.ids if self.count[e] == 0]
 
     def position(self, e: int) -> float:
-        s = self.field[e]
-        return s.elo if _finite(s.elo) else self.mean  # type: ignore[return-value]
+        elo = _num(self.field[e].elo)
+        return self.mean if elo is None else elo
 
     def explore(self, free: list[int]) -> list[int]:
         """Deal a share of ``free`` into random groups, the least-met of a few partitions;
@@ -230,10 +236,12 @@ class _Round:
 
     def draw(self, e: int) -> float:
         s = self.field[e]
-        if not _finite(s.elo):
+        elo, sd = _num(s.elo), _num(s.stderr)
+        if elo is None:
             return self.rng.gauss(self.mean, self.prior_sd)
-        sd = s.stderr if _finite(s.stderr) and s.stderr > 0 else self.prior_sd  # type: ignore[operator]
-        return self.rng.gauss(s.elo, max(sd, DRAW_FLOOR))  # type: ignore[arg-type]
+        if sd is None or sd <= 0:
+            sd = self.prior_sd
+        return self.rng.gauss(elo, max(sd, DRAW_FLOOR))
 
     def thompson(self, free: list[int]) -> None:
         """Sort ``free`` by a draw from each rating's posterior and cut into groups; the
@@ -357,12 +365,12 @@ def placement_groups(
     if not others:
         raise ValueError("a ladder needs at least two distinct bots")
     rng = random.Random(f"{seed}/placement/{newcomer.entrant}")
-    rated = [s.elo for s in others.values() if _finite(s.elo)]
-    mean = statistics.fmean(rated) if rated else 0.0  # type: ignore[arg-type]
+    rated = [x for x in (_num(s.elo) for s in others.values()) if x is not None]
+    mean = statistics.fmean(rated) if rated else 0.0
 
     def position(e: int) -> tuple[float, float, int]:
-        s = others[e]
-        return (-(s.elo if _finite(s.elo) else mean), rng.random(), e)  # type: ignore[operator]
+        elo = _num(others[e].elo)
+        return (-(mean if elo is None else elo), rng.random(), e)
 
     keys = {e: position(e) for e in others}  # drawn in entrant order
     pool = sorted(others, key=keys.__getitem__)
