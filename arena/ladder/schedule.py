@@ -32,8 +32,9 @@ groups are built in four parts:
    moves its entrant around the table until it settles.  A match between entrants of
    equal strength is also the most informative one: in Plackett–Luce a comparison teaches
    p(1 − p) — a quarter at p = ½, a twentieth at 500 Elo apart.  The group cut short (when
-   the pool is not a multiple of ``seats``) is put at a random place in the table, so the
-   cut points move between rounds.
+   the pool is not a multiple of ``seats``) is put at a random place below the table's top
+   quarter (:data:`SHORT_FROM`), so the cut points move between rounds while the top
+   always plays in full groups of its closest rivals.
 4. *Bridges.*  If the comparison graph over the active entrants (the pairs in ``met`` and
    this round's groups) is still not connected — the first round of a ladder, or after
    retirements cut it — extra groups link its components in a chain, each seating
@@ -58,16 +59,27 @@ MAX_ALL_GROUPS = 70
 """C(8, 4): up to this many groups a round is every group once (``planning.MAX_ALL_GROUPS``;
 repeated here so that this module imports nothing of the database's)."""
 
-EXPLORE = 0.125
-"""The share of a large field dealt into random (least-met) groups each round."""
+EXPLORE = 0.0625
+"""The share of a large field dealt into random (least-met) groups each round: at least one
+group once the field has four groups' worth.  Bridges keep the graph connected; this keeps
+it broad.  More costs the top of the table its informative matches: in
+bench/matchmaking.py, a top-3 order needs about as many matches with 0 to 12% exploration."""
 
 PRIOR_SD = 250.0
 """The least standard deviation (Elo) of the prior an unrated entrant's strength is drawn
 from: wider than most fields' spread, so a newcomer is tried all over the table."""
 
+DRAW_SCALE = 1.0
+"""A Thompson draw's standard deviation, in standard errors (1: the posterior itself; 0.3
+and 0.5 measured no better in bench/matchmaking.py)."""
+
 DRAW_FLOOR = 5.0
 """The least standard deviation (Elo) of a Thompson draw: keeps entrants whose ratings are
 already sharp moving a little across the cut points."""
+
+SHORT_FROM = 0.25
+"""The short group of a round is cut at a random place below this share of the table: the
+top, where a contest is decided, always plays in full groups of its closest rivals."""
 
 PARTITION_TRIES = 8
 """How many random partitions of the exploration pool are tried (the least-met is kept)."""
@@ -212,7 +224,10 @@ class _Round:
     def explore(self, free: list[int]) -> list[int]:
         """Deal a share of ``free`` into random groups, the least-met of a few partitions;
         returns the rest."""
-        size = self.seats * round(EXPLORE * len(free) / self.seats)
+        groups = round(EXPLORE * len(free) / self.seats)
+        if len(free) >= 4 * self.seats:
+            groups = max(groups, 1)
+        size = self.seats * groups
         if size == 0:
             return free
         pool = self.rng.sample(free, size)
@@ -241,7 +256,7 @@ class _Round:
             return self.rng.gauss(self.mean, self.prior_sd)
         if sd is None or sd <= 0:
             sd = self.prior_sd
-        return self.rng.gauss(elo, max(sd, DRAW_FLOOR))
+        return self.rng.gauss(elo, max(DRAW_SCALE * sd, DRAW_FLOOR))
 
     def thompson(self, free: list[int]) -> None:
         """Sort ``free`` by a draw from each rating's posterior and cut into groups; the
@@ -253,7 +268,7 @@ class _Round:
         order = sorted(free, key=lambda e: (-drawn[e], e))
         short = len(order) % self.seats
         chunks = len(order) // self.seats + (1 if short else 0)
-        at = self.rng.randrange(chunks) if short else -1
+        at = self.rng.randrange(int(SHORT_FROM * chunks), chunks) if short else -1
         i, cut = 0, []
         for c in range(chunks):
             size = short if c == at else self.seats
