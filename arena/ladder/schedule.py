@@ -260,8 +260,8 @@ class _Round:
 
     def thompson(self, free: list[int]) -> None:
         """Sort ``free`` by a draw from each rating's posterior and cut into groups; the
-        one short group, at a random place, is filled with the entrants that have played
-        least (the nearest in the draw among them)."""
+        one short group, at a random place below the top quarter, is filled with the
+        entrants that have played least (the nearest in the draw among them)."""
         if not free:
             return
         drawn = {e: self.draw(e) for e in free}  # drawn in entrant order
