@@ -217,3 +217,32 @@ def test_a_thousand_entrants_plan_quickly():
     plan = plan_round(standings, round_no=10, seed="k", met=met)
     assert time.perf_counter() - start < 5
     assert len(plan.groups) == 250
+
+
+def test_the_plan_is_the_same_in_another_process():
+    """A ladder killed and restarted plans the same round again: nothing hangs on the
+    process (string hashing, dict order)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, random\n"
+        "from arena.ladder.schedule import Standing, plan_round\n"
+        "rng = random.Random(3)\n"
+        "st = [Standing(e, e % 4, elo=rng.gauss(0, 150) if e % 7 else None, stderr=30.0,"
+        " new=e % 11 == 0) for e in range(300)]\n"
+        "met = {(a, a + 3): 1 for a in range(290)}\n"
+        "print(json.dumps(plan_round(st, round_no=5, seed='ladder-7', met=met).groups))\n"
+    )
+    plans = []
+    for hashseed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hashseed}
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+        )
+        assert out.returncode == 0, out.stderr
+        plans.append(json.loads(out.stdout))
+    assert plans[0] == plans[1]
+    assert len(plans[0]) >= 75
