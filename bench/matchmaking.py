@@ -29,7 +29,8 @@ the bots never seated after the first round and at the end (must be 0 for the pl
 Target (issue 22): the planner needs at most half the matches of uniform groups for the
 top-3 order, at every size.
 
-Measured at 58d9fe1+ (seed 0, deal share 0.6, 4 deals a match; matches per bot, 90% of runs):
+Measured with the planner of ad76a2f (seed 0, deal share 0.6, 4 deals a match; matches
+per bot until 90% of runs meet the check):
 
     bots  runs  schedule  never seated r1  spearman>=.95  top-10 set  top-3 order
       30    20  planner          0              2.2          13.2        15.4
