@@ -37,17 +37,14 @@ RatingSource = Callable[[Session, Ladder], Ratings]
 
 def planning_ratings(session: Session, ladder: Ladder) -> Ratings:
     """The ladder's current ratings as the leaderboard fits them (Plackett–Luce on every
-    finished match's deal blocks); empty while fewer than two entrants are rated."""
-    from .leaderboard import rated_blocks
-    from .ratings import fit_plackett_luce
+    finished match's digest, warm-started: :func:`arena.ladder.rated.rate`); empty while
+    fewer than two entrants are rated."""
+    from .rated import rate
 
-    done = list(
-        session.scalars(select(Match).where(Match.ladder_id == ladder.id, Match.status == "done"))
-    )
-    blocks = rated_blocks(done, ladder.settings["rotations"])
-    if len({k for b in blocks for order in b for k in order}) < 2:
+    fit = rate(session, ladder).fit
+    if fit is None:
         return {}
-    return {int(r.bot): (r.elo, r.stderr) for r in fit_plackett_luce(blocks).ratings}
+    return {int(r.bot): (r.elo, r.stderr) for r in fit.ratings}
 
 
 def is_small(entrants: int, seats: int = SEATS) -> bool:

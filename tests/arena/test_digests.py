@@ -243,6 +243,8 @@ def _age(db: str) -> None:
     with engine.begin() as conn:
         conn.execute(text("DROP TABLE rating_states"))
         conn.execute(text("DROP TABLE match_digests"))
+        conn.execute(text("DROP INDEX IF EXISTS ix_matches_ladder_id_round"))  # (0007's)
+        conn.execute(text("ALTER TABLE matches DROP COLUMN round"))
         conn.execute(text("UPDATE alembic_version SET version_num = '0006'"))
     engine.dispose()
 

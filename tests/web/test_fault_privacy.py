@@ -250,6 +250,8 @@ def _age(engine: Any, raw_game: Path) -> None:
         for g in s.scalars(select(HumanGame)):
             g.record = compress(e for _, e in read_events(raw_game))  # the referee's own
     with engine.begin() as conn:
+        for later in ("rating_states", "match_digests"):  # (0008's tables)
+            conn.execute(text(f"DROP TABLE IF EXISTS {later}"))
         conn.execute(text("ALTER TABLE faults DROP COLUMN seat"))
         conn.execute(text("DROP INDEX IF EXISTS ix_matches_ladder_id_round"))  # (0007's)
         conn.execute(text("ALTER TABLE matches DROP COLUMN round"))

@@ -7,7 +7,7 @@ which a migration must not import (it changes; a migration is frozen), and a Pos
 ladder of 100,000 matches would otherwise hold every server's start for minutes.
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 Create Date: 2026-12-03 12:40:00
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0008"
-down_revision = "0006"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
