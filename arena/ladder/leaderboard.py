@@ -19,13 +19,18 @@ from .store import BotVersion, Entry, Ladder, Match, MatchSeat, RatingSnapshot
 
 
 def leaderboard(
-    session: Session, ladder_name: str, retired: bool = False
+    session: Session, ladder_name: str, retired: bool = False, notes: bool = True
 ) -> tuple[Fit | None, list[dict[str, Any]]]:
     """The ladder's ratings and one row per entrant: the rated in rank order, then those
     with no rating yet (``rated`` False: entered but not played, or no complete deal yet).
     Retired entrants' rows (``retired`` True) only with ``retired``; the ratings are always
     fitted on every finished match, theirs included.  ``rank`` and ``separated_from_next``
-    are among the rows returned."""
+    are among the rows returned.
+
+    The ratings and every column come from the matches' digests; ``order_note`` (why a row
+    stands above the next with fewer points a hand) needs each game's points, so with
+    ``notes`` the results of the matches seating such a pair's bots are read — only when a
+    pair disagrees.  Without ``notes`` every row's ``order_note`` is None."""
     ladder = session.scalar(select(Ladder).where(Ladder.name == ladder_name))
     if ladder is None:
         raise ValueError(f"no ladder named {ladder_name!r}")
@@ -104,7 +109,7 @@ def leaderboard(
         lambda wanted: rated_blocks(_done_seating(session, ladder.id, wanted), rotations),
         rotations,
         {label: b for b, label in labels.items()},
-        fit,
+        fit if notes else None,
     )
     return fit, rows
 
