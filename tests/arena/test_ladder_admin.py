@@ -121,7 +121,8 @@ def test_list_shows_every_ladder(two_ladders):
     assert [r["name"] for r in rows] == ["alpha", "beta"]
     alpha, beta = rows
     assert alpha["rules"] == "hk (preset)" and beta["rules"] == "family (preset)"
-    assert (alpha["bots"], alpha["played"], alpha["pending"]) == (4, 3, 0)
+    # --rounds counts rounds in all: round 0 (three bots), round 1 (all four)
+    assert (alpha["bots"], alpha["played"], alpha["pending"]) == (4, 2, 0)
     assert (beta["bots"], beta["played"]) == (2, 1)
     assert alpha["last_played"] and beta["last_played"]
     table = arena_main("ladder", "list", "--db", db)
@@ -238,11 +239,11 @@ def test_retire_a_version_hides_it_plans_nothing_for_it_and_keeps_its_matches(
     db, slip, samples_ladder
 ):
     samples_played(db, samples_ladder)
-    first = run(db, slip)  # two matches: the slip played one
+    first = run(db, slip)  # the one round is played: the slip gets its two placement matches
     before = {r["bot"]: r for r in first}
     proc = arena_main("ladder", "retire", "slip@v1", "--db", db)
     assert proc.returncode == 0, proc.stderr
-    assert "its 1 finished match(es) of 2 keep counting" in proc.stdout.replace("\n", " ")
+    assert "its 2 finished match(es) of 3 keep counting" in proc.stdout.replace("\n", " ")
     shown = json.loads(arena_main("ladder", "show", "--db", db, "--json").stdout)
     assert "slip" not in {r["bot"] for r in shown}
     assert [r["rank"] for r in shown] == list(range(1, len(shown) + 1))
@@ -261,7 +262,7 @@ def test_retire_a_version_hides_it_plans_nothing_for_it_and_keeps_its_matches(
         json.loads(s) if isinstance(s, str) else s
         for (s,) in query(db, "select seats from matches where status = 'done' order by id")
     ]
-    assert sum(slip_id in s for s in seats) == 1 and len(seats) > 2
+    assert sum(slip_id in s for s in seats) == 2 and len(seats) > 3
     assert "slip" not in {r["bot"] for r in after}
     back = arena_main("ladder", "retire", "slip", "--db", db, "--undo")
     assert back.returncode == 0 and "back in ladder" in back.stdout
