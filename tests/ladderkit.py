@@ -145,6 +145,24 @@ def margins_ladder(tmp_path: Path, names: dict[str, str] | None = None, matches:
     return db
 
 
+AGREEING = ["first", "second", "third", "fourth"]
+"""The bots of :func:`agreeing_ladder`, in their rank order (and their points order)."""
+
+
+def agreeing_ladder(tmp_path: Path) -> str:
+    """A ladder whose Elo order and points order agree (no order note is due); its
+    database path."""
+    db, engine = contest(tmp_path)
+    ids = enter(engine, LADDER, AGREEING)
+    deals = [
+        {"first": 6, "second": -1, "third": -2, "fourth": -3},
+        {"second": 6, "first": -1, "third": -2, "fourth": -3},
+        {"first": 8, "third": -2, "second": -3, "fourth": -3},
+    ]
+    play_script(engine, LADDER, AGREEING, ids, lambda m, d: deals[d % 3], 4, deals=3)
+    return db
+
+
 HOSTILE = {
     "steady": "<b>st</b>\x1b[31m\x1b]0;owned\x07[blink]x[/blink]",
     "bigwin": "big\u202ewin<script>alert(1)</script>",

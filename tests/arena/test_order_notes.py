@@ -19,7 +19,16 @@ from arena.ladder.leaderboard import leaderboard
 from arena.ladder.ratings import Fit, Rating
 from arena.ladder.store import open_engine
 
-from ladderkit import HOSTILE, LADDER, contest, enter, margins_ladder, play_script
+from ladderkit import (
+    AGREEING,
+    HOSTILE,
+    LADDER,
+    agreeing_ladder,
+    contest,
+    enter,
+    margins_ladder,
+    play_script,
+)
 from testkit import arena_main
 
 
@@ -56,15 +65,8 @@ def test_a_bot_that_wins_narrowly_above_one_that_wins_big_is_explained(tmp_path)
 
 
 def test_orders_that_agree_with_the_points_get_no_note(tmp_path):
-    db, engine = contest(tmp_path)
-    seats = ["first", "second", "third", "fourth"]
-    ids = enter(engine, LADDER, seats)
-    deals = [
-        {"first": 6, "second": -1, "third": -2, "fourth": -3},
-        {"second": 6, "first": -1, "third": -2, "fourth": -3},
-        {"first": 8, "third": -2, "second": -3, "fourth": -3},
-    ]
-    play_script(engine, LADDER, seats, ids, lambda m, d: deals[d % 3], 4, deals=3)
+    db = agreeing_ladder(tmp_path)
+    seats = AGREEING
     rows = rows_of(db)
     assert [r["bot"] for r in rows] == seats
     assert all(r["order_note"] is None for r in rows)

@@ -17,7 +17,13 @@ import pytest
 from arena.web.app import create_app
 from arena.web.contest import WebConfig
 
-from ladderkit import HOSTILE, LADDER, contest, enter, margins_ladder, play_script
+from ladderkit import (
+    AGREEING,
+    HOSTILE,
+    LADDER,
+    agreeing_ladder,
+    margins_ladder,
+)
 
 IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
 EXPECTED = (
@@ -59,15 +65,8 @@ def test_the_page_and_its_api_say_why_the_ranks_and_points_disagree(tmp_path, li
 
 
 def test_no_line_where_elo_and_points_agree(tmp_path, live_server):
-    db, engine = contest(tmp_path)
-    seats = ["first", "second", "third", "fourth"]
-    ids = enter(engine, LADDER, seats)
-    deals = [
-        {"first": 6, "second": -1, "third": -2, "fourth": -3},
-        {"second": 6, "first": -1, "third": -2, "fourth": -3},
-        {"first": 8, "third": -2, "second": -3, "fourth": -3},
-    ]
-    play_script(engine, LADDER, seats, ids, lambda m, d: deals[d % 3], 4, deals=3)
+    db = agreeing_ladder(tmp_path)
+    seats = AGREEING
     url = served(db, live_server)
     rows = get(url + "/api/leaderboard").json()["rows"]
     assert [r["bot"] for r in rows] == seats
