@@ -8,7 +8,9 @@ with many more examples than the default (used when hunting rule bugs)."""
 import os
 import secrets
 import shutil
+import signal
 import tempfile
+import warnings
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,31 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 BASE_TMP = tempfile.gettempdir()
 """The machine's (or CI's) temporary folder as the session found it; each test's own root
 is made inside it."""
+
+
+@pytest.fixture(autouse=True)
+def default_signals():
+    """Every test runs with Ctrl-C and SIGTERM at their defaults.  A signal ignored in
+    this process is ignored by every process it starts — and the arena's commands, by the
+    Unix convention, leave an inherited "ignore" alone (a background job is not stopped by
+    the terminal's Ctrl-C) — so a suite started in the background (``pytest &`` from a
+    script: the shell ignores SIGINT for it) failed every "Ctrl-C stops it" test.  A test
+    that leaves one ignored has it put back, with a warning naming it."""
+    sigs = (signal.SIGINT, signal.SIGTERM)
+
+    def restore() -> list[str]:
+        changed = []
+        for sig in sigs:
+            if signal.getsignal(sig) is signal.SIG_IGN:
+                default = signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL
+                signal.signal(sig, default)
+                changed.append(signal.Signals(sig).name)
+        return changed
+
+    restore()
+    yield
+    if left := restore():
+        warnings.warn(f"the test left {', '.join(left)} ignored: put back", stacklevel=1)
 
 
 @pytest.fixture(autouse=True)
