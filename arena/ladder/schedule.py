@@ -40,15 +40,15 @@ the top of the table a second time.  The groups are built in five parts:
    retirements cut it — extra groups link its components in a chain, each seating
    entrants that have only one seat this round: from the first round on every active
    entrant is compared, through some chain of matches, with every other.
-5. *Extras at the top.*  ``ceil(EXTRA × groups so far)`` more groups (one in eight,
-   rounded up) seat a second time the entrants at the top of a fresh Thompson draw that
-   have one seat so far: the leaders, and whoever may be one of them by the width of
-   its interval.  A contest is decided at the top, where the order is closest.
+5. *Extras at the top.*  :data:`EXTRA_GROUPS` more groups (one) seat a second time the
+   entrants at the top of a fresh Thompson draw that have one seat so far: the leaders,
+   and whoever may be one of them by the width of its interval.  A contest is decided at
+   the top, where the order is closest.
 
 The contract, precisely: every active entrant gets one or two seats a round (so seat
 counts differ by at most one within a round); the groups beyond one cover
 (``ceil(n / seats)``) are the bridges, while the graph is split, and at most
-``ceil(EXTRA × (cover + bridges))`` extras.  Planning is a function of its
+:data:`EXTRA_GROUPS` extras.  Planning is a function of its
 arguments only: the random choices come from ``random.Random(f"{seed}/{round_no}")`` and
 everything is taken in entrant order, never in the order of a dict or of the input.
 """
@@ -90,12 +90,12 @@ top, where a contest is decided, always plays in full groups of its closest riva
 
 PARTITION_TRIES = 8
 
-EXTRA = 0.125
-"""Extra groups a large round adds at the top of the table, as a share of its other groups
-(rounded up: at least one).  Each seats entrants that have one seat so far, so no entrant
-gets more than two seats a round.  The extras cost matches like any others (at 30 bots one
-group in nine); they buy the top of the table, where a contest is decided and its order is
-closest, twice the comparisons of the rest."""
+EXTRA_GROUPS = 1
+"""Extra groups a large round adds at the top of the table.  They seat entrants that have
+one seat so far, so no entrant gets more than two seats a round.  They cost matches like
+any others (at 30 bots one group in nine, at 200 one in 51); they buy the top of the
+table, where a contest is decided and its order is closest, twice the comparisons of the
+rest.  More (one in eight of a round's groups) measured no better at 200 bots."""
 """How many random partitions of the exploration pool are tried (the least-met is kept)."""
 
 
@@ -314,7 +314,7 @@ class _Round:
         drawn near the top is one that may be the best, by its rating or by its doubt, and
         the top's order is the one most worth knowing."""
         rated = [e for e in self.ids if self.rated(e)]
-        want = math.ceil(EXTRA * len(self.groups)) * self.seats
+        want = EXTRA_GROUPS * self.seats
         if len(rated) < 2 * self.seats:
             return
         drawn = {e: self.draw(e) for e in rated}  # drawn in entrant order
