@@ -30,6 +30,20 @@ def _connected(ids: set[int], met: dict[tuple[int, int], int]) -> bool:
     return len({root(e) for e in ids}) == 1
 
 
+def _components(ids: set[int], met: dict[tuple[int, int], int]) -> int:
+    parent = {e: e for e in ids}
+
+    def root(e: int) -> int:
+        while parent[e] != e:
+            e = parent[e]
+        return e
+
+    for a, b in met:
+        if a in ids and b in ids:
+            parent[root(a)] = root(b)
+    return len({root(e) for e in ids})
+
+
 def _meet(met: dict[tuple[int, int], int], plan: RoundPlan) -> None:
     for g in plan.groups:
         for a, b in itertools.combinations(sorted(set(g)), 2):
@@ -98,6 +112,13 @@ def test_every_round_seats_every_active_entrant_and_keeps_the_field_connected(ca
         if len(active) >= seats:
             counts = Counter(e for g in plan.groups for e in set(g))
             assert max(counts.values()) - min(counts.values()) <= 1
+            if math.comb(len(active), seats) > schedule.MAX_ALL_GROUPS:
+                # one cover, bridges while the graph is split, a bounded share of extras
+                assert max(counts.values()) <= 2
+                cover = math.ceil(len(active) / seats)
+                splits = _components(active, met) - 1
+                bridges = math.ceil(splits / (seats - 1))
+                assert len(plan.groups) <= cover + bridges + schedule.EXTRA_GROUPS
             for g in plan.groups:
                 assert len(g) == seats and len(set(g)) == seats
                 assert list(g) == sorted(g)
@@ -123,14 +144,21 @@ def test_small_fields_plan_as_before():
             assert [list(g) for g in plan.groups] == planning.groups_for(ids)
 
 
-def test_a_large_field_is_one_cover_a_round():
-    """200 rated entrants: a round is 50 groups, every entrant once."""
+def test_a_large_field_is_one_cover_a_round_and_extras_at_the_top():
+    """200 rated entrants: a round is 50 groups seating every entrant once, and one extra
+    group seating 4 entrants a second time: the top of the table, as a Thompson draw sees
+    it."""
     rng = random.Random(1)
     standings = [Standing(e, 3, elo=rng.gauss(0, 150), stderr=30.0) for e in range(200)]
     met = {(a, a + 1): 1 for a in range(199)}
     plan = plan_round(standings, round_no=4, seed="k", met=met)
-    assert len(plan.groups) == 50
-    assert Counter(e for g in plan.groups for e in g) == Counter(range(200))
+    assert len(plan.groups) == 50 + schedule.EXTRA_GROUPS == 51
+    counts = Counter(e for g in plan.groups for e in g)
+    assert set(counts) == set(range(200)) and set(counts.values()) == {1, 2}
+    twice = {e for e, c in counts.items() if c == 2}
+    assert len(twice) == 4
+    top = sorted(range(200), key=lambda e: -(standings[e].elo or 0.0))[:10]
+    assert twice <= set(top), "the extras go to the top of the table"
 
 
 def test_rounds_differ_and_seeds_matter():
@@ -216,7 +244,7 @@ def test_a_thousand_entrants_plan_quickly():
     start = time.perf_counter()
     plan = plan_round(standings, round_no=10, seed="k", met=met)
     assert time.perf_counter() - start < 5
-    assert len(plan.groups) == 250
+    assert len(plan.groups) == 250 + schedule.EXTRA_GROUPS
 
 
 def test_the_plan_is_the_same_in_another_process():
