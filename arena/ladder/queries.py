@@ -197,6 +197,7 @@ def ladder_rounds(engine: Engine, name: str) -> Rounds:
     import math
 
     from .field import SEATS, is_small
+    from .schedule import EXTRA_GROUPS
 
     with Session(engine) as session:
         lid = session.scalar(select(Ladder.id).where(Ladder.name == name))
@@ -212,7 +213,8 @@ def ladder_rounds(engine: Engine, name: str) -> Rounds:
     elif n <= SEATS:
         size = 1
     else:
-        size = math.comb(n, SEATS) if is_small(n) else -(-n // SEATS)
+        # a large round: one cover of the field and the extra groups at the top
+        size = math.comb(n, SEATS) if is_small(n) else -(-n // SEATS) + EXTRA_GROUPS
     return Rounds(0 if last is None else int(last) + 1, size)
 
 

@@ -89,6 +89,7 @@ SHORT_FROM = 0.25
 top, where a contest is decided, always plays in full groups of its closest rivals."""
 
 PARTITION_TRIES = 8
+"""How many random partitions of the exploration pool are tried (the least-met is kept)."""
 
 EXTRA_GROUPS = 1
 """Extra groups a large round adds at the top of the table.  They seat entrants that have
@@ -96,7 +97,6 @@ one seat so far, so no entrant gets more than two seats a round.  They cost matc
 any others (at 30 bots one group in nine, at 200 one in 51); they buy the top of the
 table, where a contest is decided and its order is closest, twice the comparisons of the
 rest.  More (one in eight of a round's groups) measured no better at 200 bots."""
-"""How many random partitions of the exploration pool are tried (the least-met is kept)."""
 
 
 @dataclass(frozen=True)
