@@ -271,16 +271,21 @@ async def run_pending(
         try:
             await play_batch(batch)
         except asyncio.CancelledError:  # stopped (another batch failed, Ctrl-C): its
-            for mid in batch:  # unsaved matches go back to the queue at once
-                if mid not in saved:
+            for mid in batch:  # started, unsaved matches go back to the queue at once
+                if mid in started and mid not in saved:
                     _unplay(engine, mid)
             raise
 
     saved: set[int] = set()
+    started: set[int] = set()
+    """Matches of batches that passed the gate: only those can be "running".  The others
+    were never touched (a ladder of 100,000 pending matches put each one back, one
+    transaction apiece, and took minutes to stop on Ctrl-C)."""
 
     async def play_batch(batch: list[int]) -> None:
         nonlocal done
         async with gate:
+            started.update(batch)
             jobs_data = [_job(engine, ladder_id, mid) for mid in batch]
             results = await play(jobs_data)  # here or on Ray: back to this one writer
         failed = failed_to_start(results[0][0])
