@@ -17,17 +17,7 @@ from arena.ladder.schedule import RoundPlan, Standing, placement_groups, plan_ro
 
 
 def _connected(ids: set[int], met: dict[tuple[int, int], int]) -> bool:
-    parent = {e: e for e in ids}
-
-    def root(e: int) -> int:
-        while parent[e] != e:
-            e = parent[e]
-        return e
-
-    for a, b in met:
-        if a in ids and b in ids:
-            parent[root(a)] = root(b)
-    return len({root(e) for e in ids}) == 1
+    return _components(ids, met) == 1
 
 
 def _components(ids: set[int], met: dict[tuple[int, int], int]) -> int:
