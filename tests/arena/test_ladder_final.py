@@ -52,11 +52,14 @@ def labels(db: str) -> dict[int, str]:
     return dict(query(db, "select v.id, b.name from bot_versions v join bots b on b.id = v.bot_id"))
 
 
-def copies(tmp: Path, *names: str) -> list[str]:
-    """The random sample bot under other names (distinct bots of equal strength)."""
+def copies(tmp: Path, *names: str, source: str = "random") -> list[str]:
+    """A sample bot under other names (distinct bots of equal strength).  Copies of the
+    deterministic heuristic play a duplicate deal alike, so no number of deals separates
+    them; copies of random can be told apart by chance (the deals are keyed by the
+    ladder's own random secret)."""
     out = []
     for name in names:
-        shutil.copytree(SAMPLE / "random", tmp / name)
+        shutil.copytree(SAMPLE / source, tmp / name)
         out.append(str(tmp / name))
     return out
 
@@ -150,12 +153,14 @@ def test_final_separates_the_top_then_the_ladder_is_final_until_reopened(tmp_pat
 
 @pytest.mark.slow
 def test_final_concentrates_its_matches_on_the_top(tmp_path: Path):
-    """Five bots (heuristic, greedy, three copies of random) after one regular round (5
+    """Five bots (two copies of heuristic, greedy, two of random) after one regular round (5
     matches, each bot in 4): `ladder final --top 1` seats the leader in every final match,
     plays deals no regular match played, and stops separated or at its budget, never past
     it."""
     db = str(tmp_path / "l.db")
-    bots = [str(SAMPLE / "heuristic"), str(SAMPLE / "greedy"), *copies(tmp_path, "r1", "r2", "r3")]
+    # the leader's twin: a leader that is never separated, whatever the secret deals
+    twins = copies(tmp_path, "h1", "h2", source="heuristic")
+    bots = [*twins, str(SAMPLE / "greedy"), *copies(tmp_path, "r1", "r2")]
     regular(db, bots)
     proc = arena("ladder", "final", "--db", db, "--top", "1", "--budget", "8", "--jobs", "2")
     assert proc.returncode == 0, proc.stderr
@@ -183,11 +188,11 @@ def test_final_concentrates_its_matches_on_the_top(tmp_path: Path):
 
 @pytest.mark.slow
 def test_a_killed_final_phase_resumes_without_losing_or_doubling_a_match(db, tmp_path: Path):
-    """Four copies of random never separate: the phase runs to its budget of 6.  Killed
+    """Four copies of heuristic never separate: the phase runs to its budget of 6.  Killed
     with SIGKILL after two of them, run again it plays what is left: 6 final matches, each
     with its one deal block, none twice, and the marker says 6 (SQLite and PostgreSQL)."""
     db = str(db)
-    regular(db, copies(tmp_path, "ra", "rb", "rc", "rd"))
+    regular(db, copies(tmp_path, "ha", "hb", "hc", "hd", source="heuristic"))
     cmd = arena_command(
         "ladder", "final", "--db", db, "--top", "1", "--budget", "6", "--jobs", "1",
     )  # fmt: skip
