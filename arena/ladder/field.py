@@ -36,15 +36,13 @@ RatingSource = Callable[[Session, Ladder], Ratings]
 
 
 def planning_ratings(session: Session, ladder: Ladder) -> Ratings:
-    """The ladder's current ratings as the leaderboard fits them (Plackett–Luce on every
-    finished match's digest, warm-started: :func:`arena.ladder.rated.rate`); empty while
-    fewer than two entrants are rated."""
-    from .rated import rate
+    """The active entrants' current ratings as the leaderboard fits them
+    (:func:`arena.ladder.rated.active_ratings`: every finished match's digest,
+    warm-started); empty while fewer than two entrants are rated."""
+    from .rated import active_ratings
 
-    fit = rate(session, ladder).fit
-    if fit is None:
-        return {}
-    return {int(r.bot): (r.elo, r.stderr) for r in fit.ratings}
+    rated = active_ratings(session, ladder.name).ratings
+    return {int(v): (r.elo, r.stderr) for v, r in rated.items()}
 
 
 def is_small(entrants: int, seats: int = SEATS) -> bool:
