@@ -7,6 +7,8 @@ for tests/conftest.py)."""
 from __future__ import annotations
 
 import os
+import random
+import socket
 import subprocess
 import sys
 import time
@@ -17,6 +19,28 @@ import pytest
 
 REQUIRE_DOCKER = os.environ.get("ARENA_REQUIRE_DOCKER") == "1"
 """CI sets ARENA_REQUIRE_DOCKER=1: a Docker test that cannot run fails instead of skipping."""
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on, for a server that must be told its port before
+    it binds (a command's ``--port``, a server restarted on the same port).
+
+    A port the kernel hands out for ``bind(0)`` could be handed to another test's
+    ``bind(0)`` or outgoing connection between this pick and the server's bind — a race
+    that parallel test workers (pytest-xdist) lose.  So the pick is below the kernel's
+    ephemeral range, in a band of this worker's own (``PYTEST_XDIST_WORKER`` gw0, gw1 …),
+    at random within it (another suite running beside this one), and checked free."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    band = 20000 + (int(worker) if worker.isdigit() else 0) % 12 * 1000
+    for _ in range(200):
+        port = random.randrange(band, band + 1000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {band}–{band + 999}")
 
 
 def arena_command(*args: str) -> list[str]:

@@ -84,21 +84,19 @@ def browser() -> Iterator[Any]:
         driver.quit()
 
 
-def free_port() -> int:
-    """A port free on the loopback right now (the server binds it a moment later)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def serve(app: Any, timeout: float = 10.0) -> Iterator[str]:
     """Run ``app`` (ASGI) on uvicorn in a thread on 127.0.0.1; yield ``http://127.0.0.1:PORT``."""
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=free_port(), log_level="warning", lifespan="auto"
-    )
+    # the socket is bound here and handed to uvicorn: no moment in which another test
+    # (another xdist worker) could take the port between a pick and a bind
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = int(sock.getsockname()[1])
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="auto")
     server = uvicorn.Server(config)  # off the main thread it leaves signals alone
-    thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="uvicorn-test", daemon=True
+    )
     thread.start()
     deadline = time.monotonic() + timeout
     while not server.started:
@@ -109,10 +107,11 @@ def serve(app: Any, timeout: float = 10.0) -> Iterator[str]:
             raise RuntimeError(f"the test server did not start within {timeout} s")
         time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{config.port}"
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout)
+        sock.close()
 
 
 @pytest.fixture(scope="session")

@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from testkit import arena_command
+from testkit import arena_command, free_port
 
 FLOOD = 1100
 LIMIT = 1024
@@ -40,12 +40,6 @@ def _raise_own_limit(n: int) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < n:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(n, hard), hard))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _ulimit_1024() -> None:  # in the child, before exec: as `ulimit -n 1024` does
@@ -118,7 +112,7 @@ def test_1100_idle_and_half_sent_connections_do_not_lock_out_a_visitor(tmp_path:
     _raise_own_limit(4096)
     if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < FLOOD + 100:
         pytest.skip("this test needs 1,200 descriptors of its own (ulimit -Hn is lower)")
-    port = _free_port()
+    port = free_port()
     log = tmp_path / "serve.log"
     server = subprocess.Popen(
         arena_command("serve", "--db", str(tmp_path / "c.db"), "--port", str(port)),

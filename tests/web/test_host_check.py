@@ -32,13 +32,7 @@ import httpx
 import pytest
 from conftest import REQUIRE_BROWSER, need_browser
 
-from testkit import arena_command
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from testkit import arena_command, free_port
 
 
 def _wait_up(proc: subprocess.Popen[str], url: str) -> None:
@@ -128,7 +122,7 @@ def test_arena_play_refuses_other_hosts_and_origins(tmp_path: Path):
 
 
 def test_arena_serve_answers_its_own_names_and_the_allowed_ones(tmp_path: Path):
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         arena_command(
             "serve", "--db", str(tmp_path / "c.db"), "--port", str(port),
@@ -191,6 +185,12 @@ window.attack = function (table, port) {
 
 
 class _Attacker(BaseHTTPRequestHandler):
+    # chromium keeps a spare, idle connection open to a site it has just loaded; a handler
+    # thread that waited on it for ever answered the page's later fetch *after* the port had
+    # gone to the arena (seen once in CI): idle connections are dropped within a second,
+    # and the site's close waits for every handler (below)
+    timeout = 1.0
+
     def do_GET(self) -> None:
         body = ATTACK_PAGE.encode()
         self.send_response(200)
@@ -207,7 +207,8 @@ class _Attacker(BaseHTTPRequestHandler):
 @contextlib.contextmanager
 def attacker_site(port: int = 0) -> Iterator[int]:
     server = ThreadingHTTPServer(("127.0.0.1", port), _Attacker)
-    server.daemon_threads = True
+    server.daemon_threads = False
+    server.block_on_close = True  # server_close() joins the handlers: none outlives the site
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

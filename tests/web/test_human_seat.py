@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import time
 from typing import Any
 
@@ -17,11 +16,7 @@ from arena.referee.session import TimeControl
 from arena.web.human import NOT_YOUR_TURN, HumanSeat
 from bigtwo import RuleSet
 
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from testkit import free_port
 
 
 async def _match(
@@ -38,7 +33,7 @@ async def _match(
 
     summary = await run_match(
         bots, rules, "human-seat-test", tc, "inproc",
-        listen_tcp=f"127.0.0.1:{_port()}", on_remote=seated, **more,
+        listen_tcp=f"127.0.0.1:{free_port()}", on_remote=seated, **more,
     )  # fmt: skip
     for t in tasks:
         t.cancel()

@@ -8,7 +8,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import time
@@ -20,7 +19,7 @@ import pytest
 from arena.web.app import create_app
 from arena.web.contest import WebConfig
 
-from testkit import arena, arena_command, arena_main
+from testkit import arena, arena_command, arena_main, free_port
 
 
 def test_create_organizer_prints_a_one_time_password_once(tmp_path: Path):
@@ -57,12 +56,6 @@ def test_bad_options_are_one_line_errors(tmp_path: Path, args: list[str], words:
     proc = arena_main("serve", "--db", str(tmp_path / "c.db"), *args)
     assert proc.returncode != 0 and words in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _serve(db: str, port: int, log: Path) -> subprocess.Popen:

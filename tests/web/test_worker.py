@@ -189,9 +189,7 @@ def test_serve_play_runs_restarts_and_stops_its_worker_as_a_child(tmp_path: Path
     import sqlite3
     import subprocess
 
-    from test_serve_cli import free_port
-
-    from testkit import arena, arena_command
+    from testkit import arena, arena_command, free_port
 
     db = str(tmp_path / "c.db")
     assert arena("serve", "--db", db, "--create-organizer", "org", timeout=60).returncode == 0
