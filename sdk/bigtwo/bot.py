@@ -58,4 +58,6 @@ class Bot:
 
     @property
     def display_name(self) -> str:
+        """The name results and tables show: ``name`` when the author set one, else the class's
+        name, so a bot is never shown blank."""
         return self.name or type(self).__name__

@@ -89,10 +89,13 @@ class Card(int):
 
     @property
     def rank_char(self) -> str:
+        """The rank as the one character of the card's text (``T`` for ten), as parsed back by
+        :func:`parse_card`."""
         return RANKS[self >> 2]
 
     @property
     def suit_char(self) -> str:
+        """The suit as its letter (``D C H S``); ASCII, so it prints on any terminal or log."""
         return SUITS[self & 3]
 
     @property

@@ -85,6 +85,8 @@ class SeatView:
         return combo
 
     def hand_start(self, msg: pb.HandStart) -> None:
+        """Take a new deal: my cards, the counts, the leader and the opening card, and a fresh
+        :class:`Position` so legal moves are computed from this hand alone."""
         self.hand_no = msg.hand
         self.hand_mask = 0
         for i in msg.cards:
@@ -97,6 +99,9 @@ class SeatView:
         self.position = Position(self.rules, self.seat, self.hand_mask, self.cards_left)
 
     def move(self, msg: pb.MoveEvent) -> Action:
+        """Apply a public move to this seat's view and return it as an :class:`Action` for the
+        bot's ``on_event``; the referee already judged it, so nothing is re-checked here beyond
+        the play being a combination."""
         if getattr(msg, "pass"):  # "pass" is a Python keyword
             action = Action(msg.hand, msg.seat, PASS, msg.lead)
         else:
@@ -111,10 +116,13 @@ class SeatView:
         return action
 
     def trick_won(self, msg: pb.TrickWon) -> None:
+        """Everyone else passed: the table is clear and the winner leads next."""
         self.trick = None
         self.trick_owner = None
 
     def hand_end(self, msg: pb.HandEnd) -> HandResult:
+        """Close the hand and return its result as the bot sees it: only this seat's remaining
+        cards, since the referee never reveals the others'."""
         mine = tuple(self.rules.sort_cards(cards_from_mask(self.hand_mask)))
         result = HandResult(
             hand=msg.hand,

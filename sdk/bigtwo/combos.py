@@ -50,6 +50,8 @@ class Category(IntEnum):
 
     @property
     def label(self) -> str:
+        """The category's name in records and on the wire (``full-house``): stable text, so a
+        record or another language's bot never depends on the enum's numbering."""
         return self.name.lower().replace("_", "-")
 
 
@@ -87,14 +89,19 @@ class Combination:
 
     @property
     def kind(self) -> str:
+        """``single``, ``pair``, ``triple`` or ``five``: what a play must match to follow a trick,
+        since only plays of the same size compete (bombs aside)."""
         return _KIND_OF_SIZE[len(self.cards)]
 
     @property
     def size(self) -> int:
+        """The number of cards; the same as ``len(combo)``, for code that reads a move's fields."""
         return len(self.cards)
 
     @property
     def is_pass(self) -> bool:
+        """Always ``False``: lets code test any :data:`Move` without ``isinstance`` or comparing
+        to :data:`PASS`."""
         return False
 
     def __len__(self) -> int:
@@ -164,6 +171,7 @@ class PassMove:
         return "pass"
 
     def describe(self) -> str:
+        """``pass``: the same call as :meth:`Combination.describe`, so any move can be described."""
         return "pass"
 
     def __reduce__(self) -> str:
@@ -171,7 +179,10 @@ class PassMove:
 
 
 PASS = PassMove()
+"""The pass: the one :class:`PassMove`, in ``legal_moves`` whenever passing is legal.
+Compare with ``is``: a bot returns it to pass."""
 Move = Combination | PassMove
+"""What a bot plays: a :class:`Combination` or :data:`PASS`."""
 
 
 def straight_sequences(straights: str) -> list[tuple[tuple[int, ...], int]]:
@@ -212,6 +223,9 @@ class Tables:
 
     # ----- keys -------------------------------------------------------------------------
     def straight_key(self, cat: Category, ids: tuple[int, ...], rmask: int, rev: bool) -> int:
+        """The key of a straight or straight flush: its place in the rule set's sequence order,
+        then its deciding card's suit; the house rules (3-4-5-6-7 on top, a revolution) are
+        applied here so comparing keys needs no rule knowledge."""
         idx, decide = self.seqs[rmask]
         if cat is STRAIGHT and self.lowest_tops and rmask == _LOWEST_STRAIGHT_MASK:
             idx = self.max_seq + 1  # house rule: 3-4-5-6-7 tops the non-flush straights
@@ -223,6 +237,8 @@ class Tables:
         raise AssertionError("deciding card missing")  # pragma: no cover
 
     def flush_key(self, ids: tuple[int, ...], rev: bool) -> int:
+        """The key of a flush under the rule set's ``flush_compare`` (top card, ranks then suit,
+        or suit then ranks), packed into one int so flushes compare as plain integers."""
         sp = self.suit_pos[ids[0] & 3]
         if self.flush_compare == "top-card":
             strength = self.rstrength if rev else self.strength
@@ -285,6 +301,8 @@ class Tables:
         return None
 
     def make(self, ids: tuple[int, ...], cat: Category) -> Combination:
+        """Build a combination known to be of ``cat``: cards sorted weakest first, mask and key
+        computed once, so every later comparison is an integer comparison."""
         ids = tuple(sorted(ids, key=self.strength.__getitem__))
         mask = 0
         for c in ids:
@@ -294,6 +312,8 @@ class Tables:
         )
 
     def classify(self, ids: tuple[int, ...]) -> Combination | None:
+        """The combination these card ids make under this rule set, or ``None``; the one place
+        that decides what a set of cards is (the referee, bots and the client all call it)."""
         if len(ids) == 1:  # the commonest play, made without the general path
             c = ids[0]
             return Combination((CARDS[c],), _BIT[c], SINGLE, self.strength[c], self.rules)

@@ -75,6 +75,7 @@ class HandResult:
     winning_team: tuple[int, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as plain JSON-ready data, as a record's ``hand_end`` event stores it."""
         return {
             "hand": self.hand,
             "winner": self.winner,
@@ -228,10 +229,14 @@ class Game:
 
     @property
     def hands(self) -> list[tuple[Card, ...]]:
+        """Every seat's cards, weakest first: the whole deal, which only the referee and tests
+        may see (a bot gets an :class:`Observation`)."""
         return [self.hand(s) for s in range(self.players)]
 
     @property
     def cards_left(self) -> tuple[int, ...]:
+        """The number of cards each seat holds: public information, the same on every seat's
+        observation."""
         return tuple(self.counts)
 
     @property

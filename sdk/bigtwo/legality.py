@@ -312,25 +312,33 @@ class Position:
     # the Turn protocol
     @property
     def trick(self) -> Combination | None:
+        """The play to beat, as the :class:`Turn` protocol names it."""
         return self.to_beat
 
     @property
     def mover_mask(self) -> int:
+        """My cards as a mask, as the :class:`Turn` protocol names it."""
         return self.hand
 
     @property
     def mover_combos(self) -> SeatCombinations:
+        """My combinations, kept narrowed as cards leave my hand (the :class:`Turn` protocol), so
+        listing legal moves is a search rather than a fresh enumeration."""
         return self.combos
 
     @property
     def next_seat(self) -> int:
+        """The seat that plays after mine, whose card count the alert rule reads."""
         return (self.seat + 1) % len(self.cards_left)
 
     @property
     def next_holds_one(self) -> bool:
+        """The next seat holds a single card: the alert rule then constrains my single."""
         return self.cards_left[self.next_seat] == 1
 
     def legal_moves(self) -> list[Move]:
+        """My legal moves, computed by the same functions the referee uses, so what a bot
+        is offered is exactly what the referee accepts."""
         return select_moves(self)
 
     def refusal(self, move: Move) -> str | None:

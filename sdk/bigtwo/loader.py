@@ -70,6 +70,9 @@ def _load_file(path: Path) -> ModuleType:
 
 
 def load_module(target: str) -> ModuleType:
+    """Import a bot's code from a folder (its ``bot.py``), a ``.py`` file or a module name;
+    a failure is a :class:`BotLoadError` naming the file and the cause, never a bare
+    traceback, since authors read it in ``arena`` output."""
     path = Path(target)
     if path.is_dir():
         path = path / "bot.py"
@@ -87,6 +90,8 @@ def load_module(target: str) -> ModuleType:
 
 
 def find_bot_class(module: ModuleType, cls_name: str | None, where: str) -> type[Bot]:
+    """The bot class of a loaded module: the one named, or the only :class:`Bot` subclass
+    defined there; an ambiguous or missing one is an error that says how to fix it."""
     if cls_name is not None:
         cls = getattr(module, cls_name, None)
         if cls is None:
@@ -121,5 +126,7 @@ def find_bot_class(module: ModuleType, cls_name: str | None, where: str) -> type
 
 
 def load_bot_class(spec: str) -> type[Bot]:
+    """The bot class a ``path[:Class]`` spec names: what ``python -m bigtwo.run`` and
+    ``play_local`` accept for a bot."""
     target, cls_name = split_spec(spec)
     return find_bot_class(load_module(target), cls_name, spec)

@@ -84,6 +84,7 @@ class LocalFault:
     strike: bool = True
 
     def to_dict(self) -> dict[str, Any]:
+        """The fault as JSON-ready data, in the same fields as the referee's faults."""
         return {
             "kind": self.kind,
             "hand": self.hand,

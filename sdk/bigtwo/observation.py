@@ -115,14 +115,17 @@ class Observation:
 
     @property
     def players(self) -> int:
+        """The number of seats at the table (2, 3 or 4)."""
         return len(self.cards_left)
 
     @property
     def is_my_turn(self) -> bool:
+        """True when this observation asks for a move; hook observations (deal, hand end) do not."""
         return self.turn == self.seat and bool(self.legal_moves)
 
     @property
     def leading(self) -> bool:
+        """True when I lead (no play to beat): any combination may be played."""
         return self.trick is None
 
     def played_cards(self) -> list[Card]:

@@ -66,6 +66,7 @@ class RecordWriter:
         self._file.flush()
 
     def close(self) -> None:
+        """Close the file; every line is already flushed, so a killed match keeps what it played."""
         self._file.close()
 
 
@@ -190,6 +191,8 @@ def fault_event(seat: int, fault: dict[str, Any], strikes: int, forfeited: bool)
 
 
 def hand_end_event(result: HandResult) -> dict[str, Any]:
+    """The ``hand_end`` event of a hand's result: the record holds every seat's remaining
+    cards, so a replay can check the scores."""
     return {"type": "hand_end", **result.to_dict()}
 
 
@@ -199,4 +202,6 @@ def match_end_event(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def aborted_event(reason: str) -> dict[str, Any]:
+    """The ``aborted`` event: the match stopped early (interrupted, a referee error), so a
+    reader knows the record ends there on purpose rather than being cut off."""
     return {"type": "aborted", "reason": reason}

@@ -133,6 +133,7 @@ class RuleSet:
         return {name: getattr(self, name) for name in OPTION_NAMES}
 
     def to_json(self) -> str:
+        """Every option as JSON with sorted keys: the same rules always give the same text."""
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
@@ -147,6 +148,8 @@ class RuleSet:
 
     @classmethod
     def from_json(cls, text: str) -> RuleSet:
+        """The rule set of a JSON text (``arena rules`` output, a ``--rules`` file); the text is
+        parsed with bounded depth and size, since it may come from someone else."""
         try:
             data = loads_bounded(text)
         except ValueError as exc:
@@ -182,6 +185,8 @@ class RuleSet:
 
     @property
     def hand_size(self) -> int:
+        """Cards dealt to each seat: 13, or 17 with three players (51 cards dealt, one left
+        face down, docs/rules.md §1); the action encoding's size depends on it."""
         return 17 if self.players == 3 else 13
 
     # ----- combinations -----------------------------------------------------------------

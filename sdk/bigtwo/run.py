@@ -76,6 +76,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``python -m bigtwo.run`` command: load the bot, connect to the referee and play
+    the seat; the exit status tells the caller whether the bot loaded and played."""
     args = _args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,

@@ -16,6 +16,8 @@ PROTOCOL_VERSION = 1
 
 
 def rules_to_pb(rules: RuleSet) -> pb.Rules:
+    """The rules as a ``Rules`` message; every option travels, so the bot never assumes a
+    default the referee does not use."""
     return pb.Rules(**rules.to_dict())
 
 
@@ -29,6 +31,7 @@ def rules_from_pb(msg: pb.Rules) -> RuleSet:
 
 
 def card_ids(cards: Iterable[int]) -> list[int]:
+    """Cards as wire ids (``int``), since protobuf takes plain integers."""
     return [int(c) for c in cards]
 
 
@@ -43,8 +46,10 @@ def cards_from_ids(ids: Iterable[int]) -> list[Card]:
 
 
 def category_name(combo: Combination | None) -> str:
+    """A combination's category as wire text (``""`` for none), stable across versions."""
     return "" if combo is None else combo.category.label
 
 
 def opt_card(card: Card | None) -> int:
+    """An optional card as a wire id: ``-1`` stands for none, as proto3 has no null int."""
     return -1 if card is None else int(card)

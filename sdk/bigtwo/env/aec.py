@@ -102,13 +102,19 @@ class raw_env(AECEnv):  # PettingZoo's name for the unwrapped class
         """The engine's state (every hand: for tools and wrappers, not for policies)."""
 
     def observation_space(self, agent: str) -> spaces.Space:
+        """The agent's observation space (PettingZoo's API): the 499-number vector and the action
+        mask, the same for every seat."""
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Space:
+        """The agent's action space (PettingZoo's API): one index per move of any position, so a
+        policy's output layer has a fixed size (docs/env.md)."""
         return self.action_spaces[agent]
 
     # ----- episode ----------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Deal a new hand (or match) from the environment's seeded generator, so runs repeat;
+        ``options={"hands": [...]}`` deals fixed cards, to evaluate on the same deals."""
         if seed is not None:
             self._rng = random.Random(seed)
         hands = (options or {}).get("hands")
@@ -156,6 +162,9 @@ class raw_env(AECEnv):  # PettingZoo's name for the unwrapped class
         self._mask: np.ndarray | None = None
 
     def step(self, action: int | None) -> None:
+        """Play the selected agent's action (an index from its action mask) through the engine,
+        which judges it; an illegal index raises rather than being corrected, since a
+        training loop that sends one has a bug worth seeing."""
         sel = self.agent_selection
         if self.terminations[sel] or self.truncations[sel]:
             self._was_dead_step(action)
@@ -207,6 +216,8 @@ class raw_env(AECEnv):  # PettingZoo's name for the unwrapped class
 
     # ----- observations -----------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """What ``agent`` may know now, encoded: built only from that seat's hand and the public
+        moves, so nothing of the other hands can leak into training."""
         g = self.game
         assert g is not None
         seat = self.agent_name_mapping[agent]
@@ -257,6 +268,8 @@ class raw_env(AECEnv):  # PettingZoo's name for the unwrapped class
 
     # ----- rendering --------------------------------------------------------------------
     def render(self) -> str | None:
+        """The table as text (``render_mode="ansi"``), every hand shown, for watching a policy
+        play; ``None`` without a render mode."""
         if self.render_mode is None:
             return None
         g = self.game
@@ -276,6 +289,7 @@ class raw_env(AECEnv):  # PettingZoo's name for the unwrapped class
         return "\n".join(lines)
 
     def close(self) -> None:
+        """Nothing to release (no window, no process); PettingZoo's API asks for it."""
         pass
 
 

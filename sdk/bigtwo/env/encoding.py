@@ -82,6 +82,8 @@ class ActionCodec:
 
     @classmethod
     def for_hand_size(cls, hand_size: int) -> ActionCodec:
+        """The codec for hands of this size, built once per size and shared: building one lists
+        every subset of the hand up to five cards."""
         codec = cls._cache.get(hand_size)
         if codec is None:
             codec = cls._cache[hand_size] = cls(hand_size)
@@ -89,6 +91,7 @@ class ActionCodec:
 
     @classmethod
     def for_rules(cls, rules: RuleSet) -> ActionCodec:
+        """The codec a rule set needs (13 cards a hand, 17 with three players)."""
         return cls.for_hand_size(rules.hand_size)
 
     @classmethod
@@ -255,6 +258,7 @@ class PublicState:
         """Bit ``seat``: passed since the play to beat was made."""
 
     def start_hand(self) -> None:
+        """Forget the previous hand's plays and passes: the observation describes one hand."""
         self.played[:] = bytes(len(self.played))
         self.unplayed[:] = b"\x01" * 52
         self.passed = 0

@@ -124,12 +124,16 @@ class BigTwoGymEnv(gymnasium.Env):
 
     @property
     def game(self) -> Game:
+        """The engine's game under the environment, for inspecting the state in tests and
+        debugging; the learner should read only its observations."""
         assert self.aec.game is not None
         return self.aec.game
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start an episode and play the other seats up to the learner's first turn, so every
+        observation returned is one where the learner must act."""
         super().reset(seed=seed)
         if seed is not None:
             self._seat_rng = np.random.default_rng(seed)
@@ -150,6 +154,8 @@ class BigTwoGymEnv(gymnasium.Env):
         return obs, {"action_mask": obs["action_mask"], "reward_before_first_turn": reward}
 
     def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
+        """Play the learner's action, then the other seats' moves until its next turn or the
+        episode's end; the reward is the learner's score from that stretch."""
         g = self.game
         if g.turn != self.seat or self._done:
             raise RuntimeError("step() after the episode ended: call reset()")
@@ -159,6 +165,7 @@ class BigTwoGymEnv(gymnasium.Env):
         return obs, float(reward), self._done, False, {"action_mask": obs["action_mask"]}
 
     def render(self) -> str | None:
+        """The table as text, as :meth:`raw_env.render`."""
         return self.aec.render()
 
     # ----- the other seats --------------------------------------------------------------

@@ -37,6 +37,9 @@ class PolicyBot(Bot):
             self.name = name
 
     def act(self, observation: Observation) -> Move:
+        """Encode the observation as the environments do, ask the policy for an index and play
+        that move; an index outside the mask is a ``ValueError``, which the referee records
+        as this bot's fault rather than silently playing something else."""
         codec = ActionCodec.for_rules(observation.rules)
         moves = observation.legal_moves
         indices = legal_indices(codec, observation.hand, moves)
