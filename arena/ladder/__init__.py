@@ -1,2 +1,2 @@
-"""The ladder: ratings with honest uncertainty and sequential tests.  (Scheduling, storage
-and execution come with the rest of issue 5.)"""
+"""The ladder: duplicate matches planned round by round, stored, played locally or on Ray,
+and rated with honest uncertainty; sequential tests for "is the new bot better"."""

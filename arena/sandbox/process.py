@@ -14,7 +14,7 @@ processes together), processes and CPU share.  Not root, bubblewrap still confin
 user namespaces, but memory is capped per process (RLIMIT_AS) and CPU is shared by the
 scheduler's session groups.  :func:`isolation_note` says what is weaker on this machine.
 
-What a bot cannot read (issue 21: a neighbour decoded another seat's cards through
+What a bot cannot read (a neighbouring bot has decoded another seat's cards through
 ``MemFree``).  Whatever the machine counts for all its processes is a covert channel
 between two seats alive at once (one moves it, the other reads it), and whatever names a
 host path tells a bot where the arena, its database and its users live.  The class, and

@@ -1,4 +1,4 @@
-"""An upload checked in a short-lived child process, never in the server (issue 21).
+"""An upload checked in a short-lived child process, never in the server.
 
 The gate (:func:`arena.web.uploads.check_upload`) parses hostile archives with the standard
 library, whose parsers have had quadratic and endless paths on crafted metadata (one

@@ -1,5 +1,4 @@
-"""A person's seat (issue 12's groundwork): a seat of the referee like any bot's, relayed to
-a browser.
+"""A person's seat: a seat of the referee like any bot's, relayed to a browser.
 
 The referee does not know a person sits there: the seat is a ``remote`` seat of
 :func:`arena.match.run_match`, and :class:`HumanSeat` is its client, in the web server's

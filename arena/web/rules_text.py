@@ -1,11 +1,11 @@
-"""A rule set in words: one plain-English entry per option, for the web arena's Rules page
-(issue 11) and, later, the CLI.
+"""A rule set in words: one plain-English entry per option, for the web arena's Rules page:
+what a participant reads before writing a bot for the contest's rules.
 
 Every sentence is derived from the option's value (and, where the meaning depends on it, from
 the other options: the lowest card from ``suit_order``, the cards dealt from ``players``), so
 the page can never describe rules other than those in force.  The wording follows
-docs/rules.md (the project's rulebook) and /work/shared/spec/RULES.md; each entry cites the
-section of docs/rules.md that defines the option (its §12 table).
+docs/rules.md (the project's rulebook); each entry cites the section of docs/rules.md that
+defines the option (its §12 table).
 
 Pure Python with no web imports, and the texts are plain strings: whoever shows them escapes
 them.  An option of ``RuleSet`` without a describer here is an error (``KeyError``), so a new

@@ -1,4 +1,4 @@
-"""The gate a participant's bot upload passes before anything is written or run (issue 11).
+"""The gate a participant's bot upload passes before anything is written or run.
 
 An upload is a single ``.py`` file (it becomes ``bot.py``), or a ``.zip`` / ``.tar.gz``
 (``.tgz``) holding ``bot.py`` with an optional ``requirements.txt`` and data files, possibly
