@@ -66,3 +66,20 @@ def test_what_the_arena_writes_by_default_is_ignored_by_git() -> None:
     )
     ignored = set(out.stdout.split())
     assert ignored == set(paths), f"not ignored: {sorted(set(paths) - ignored)}"
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)|<img [^>]*src=\"([^\"]+)\"")
+
+
+def test_every_relative_link_of_the_readme_and_the_docs_leads_somewhere() -> None:
+    # the site's build (mkdocs --strict, in .ci/run) checks its own pages; this holds the
+    # README and docs/ to the same on a checkout without the docs extra
+    broken = []
+    for page in [ROOT / "README.md", ROOT / "sdk" / "README.md", *(ROOT / "docs").rglob("*.md")]:
+        for m in LINK.finditer(page.read_text(encoding="utf-8")):
+            target = (m.group(1) or m.group(2)).split("#")[0]
+            if not target or re.match(r"[a-z]+:", target):
+                continue  # an anchor on the same page, or an absolute URL
+            if not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not broken, "links to nothing:\n" + "\n".join(broken)
