@@ -14,7 +14,7 @@ number in the test's own normal model).  This script checks that prediction two 
    gives the prediction's range).
 2. synthetic: the same test on normal (and skewed, centred-exponential) samples whose
    normalized effect is known exactly, ``--synthetic-runs`` times per setting — including
-   the README's old bounds (elo1 10), where a decision takes thousands of deals.
+   the old default bounds (elo1 10, docs/ratings.md), where a decision takes thousands of deals.
 
 For each setting: predicted and measured mean deals to a decision (± its standard error),
 the share of runs decided within 1× and 2× the prediction (the command suggests a budget of

@@ -45,7 +45,7 @@ from .table_budget import Held, PlayLimits, decide
 log = logging.getLogger("arena.web.tables")
 
 HUMAN_MOVE_MS = 60_000
-"""A person's time for a move (docs: README, Play): a bot has a second, a person a minute."""
+"""A person's time for a move (docs/web.md, Play): a bot has a second, a person a minute."""
 HUMAN_STRIKES = 3
 """Time-outs in a match that forfeit the seat, as for a bot: the fallback plays it out."""
 MAX_REQUEST_CHARS = 2000
