@@ -13,6 +13,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, settings
 from sqlalchemy import create_engine, text
@@ -26,6 +27,15 @@ settings.register_profile(
     "thorough", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+# httpx gives up on an answer after 5 s by default.  The suite runs on 4 workers on two
+# cores, beside whatever else the machine runs: a page behind a password hash or a refit can
+# take longer there without anything being wrong.  Tests check what a server answers; the
+# time an answer may take is asserted only in the serial pass (``-m serial``).  Every
+# ``httpx`` call and client without its own ``timeout=`` shares this default object.
+assert isinstance(httpx._config.DEFAULT_TIMEOUT_CONFIG, httpx.Timeout)  # httpx moved it?
+for _part in ("connect", "read", "write", "pool"):
+    setattr(httpx._config.DEFAULT_TIMEOUT_CONFIG, _part, 60.0)
 
 BASE_TMP = tempfile.gettempdir()
 """The machine's (or CI's) temporary folder as the session found it; each test's own root

@@ -215,6 +215,7 @@ def test_process_seat_memory_is_capped_for_all_its_processes(tmp_path, memory_mb
 # --- class 6: a neighbour's CPU ------------------------------------------------------------
 
 
+@pytest.mark.serial
 @pytest.mark.slow  # three bots thinking 250 ms of CPU a move, for a whole hand
 def test_cpu_hog_neighbour_costs_honest_bots_no_move(backend, tmp_path):
     """A neighbour running 24 busy threads; three honest bots that think 250 ms of CPU per

@@ -236,6 +236,7 @@ def taken_s(stderr: str) -> float:
     return float(m.group(2))
 
 
+@pytest.mark.serial
 @pytest.mark.slow
 @pytest.mark.parametrize("door", ["tls", "insecure"])
 def test_1100_idle_and_half_sent_connections_do_not_lock_out_a_remote_seat(

@@ -387,6 +387,7 @@ def test_a_second_call_or_a_refused_hello_ends_a_tcp_link():
         assert cut and spoke and calls == 2 and lasted < 2.0
 
 
+@pytest.mark.serial
 def test_a_flood_of_tiny_frames_is_cut_and_an_honest_pace_is_not(tmp_path):
     """Following frames costs the gate Python: past a burst, a client may send frames at
     FRAMES_PER_S.  Empty frames sent as fast as they go are cut; most of a burst at once,

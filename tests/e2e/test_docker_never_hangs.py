@@ -130,6 +130,7 @@ def test_a_docker_ladder_with_a_bot_that_cannot_start_ends_promptly(engine, tmp_
     assert left == []
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("stall", ["create", "start"])
 def test_a_stalled_engine_is_cut_off_at_the_startup_allowance(engine, tmp_path, own_tmp, stall):
     """The engine never answers a container's create (or start: the seat stays "Created",
@@ -180,6 +181,7 @@ def test_a_stalled_engine_is_cut_off_at_the_startup_allowance(engine, tmp_path, 
     print(f"stalled {stall}: error after {aborted:.1f} s, exit after {ended:.1f} s")
 
 
+@pytest.mark.serial
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_one_signal_stops_a_docker_ladder_and_leaves_no_container(engine, tmp_path, own_tmp, sig):

@@ -107,6 +107,7 @@ def _dribble(conns: list[socket.socket], stop: threading.Event) -> None:
                 s.send(b"x")
 
 
+@pytest.mark.serial
 @pytest.mark.slow
 def test_1100_idle_and_half_sent_connections_do_not_lock_out_a_visitor(tmp_path: Path):
     _raise_own_limit(4096)
