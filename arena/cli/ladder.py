@@ -54,8 +54,13 @@ def _ladder_setup(
     settings: dict | None,
     bots: list[str],
     refused: list[Validation] | None = None,
+    to_play: bool = False,
 ) -> Engine:
     """Open the database, find or create the ladder, enter the bots; returns the engine.
+
+    ``to_play`` (``ladder run``): a ladder that is final or in its final phase plays no
+    regular match, so it is refused before any bot is checked or entered — not after, with
+    a new row in a table that is final.
 
     With ``refused`` (a list to fill), each bot new to the ladder is first checked
     (:mod:`arena.validation`: one hand against copies of itself, in the ladder's sandbox
@@ -63,7 +68,7 @@ def _ladder_setup(
     :class:`~arena.validation.Validation` is appended to ``refused``."""
     from ..bots import BotSpecError, bot_digest, bot_files
     from ..bots import resolve as resolve_bot
-    from ..ladder.queries import connect, ensure_ladder, enter_bots, entered
+    from ..ladder.queries import connect, ensure_ladder, enter_bots, entered, refuse_if_final
 
     with store_errors():
         engine = connect(db)
@@ -78,6 +83,8 @@ def _ladder_setup(
         rules, ladder_settings = ensure_ladder(
             engine, name, None if ruleset is None else ruleset.to_dict(), settings, db
         )
+        if to_play:
+            refuse_if_final(engine, name)
     pairs = list(zip(specs, digests, strict=True))
     if refused is not None and pairs:
         known = entered(engine, name, [(s.name, d) for s, d in pairs])
@@ -208,7 +215,9 @@ def ladder_run(
 
         bots = sample_names()
     refused: list[Validation] = []
-    engine = _ladder_setup(db, name, ruleset, settings, bots or [], refused if check else None)
+    engine = _ladder_setup(
+        db, name, ruleset, settings, bots or [], refused if check else None, to_play=True
+    )
     with store_errors():
         pending, asked = plan_ladder(engine, name, rounds)
 

@@ -157,6 +157,18 @@ def enter_bots(engine: Engine, name: str, bots: list[tuple[str, str, str]]) -> N
 
 
 # ----- running and rating -------------------------------------------------------------------
+def refuse_if_final(engine: Engine, name: str) -> None:
+    """A :class:`StoreError` when ladder ``name`` is final or in its final phase
+    (:func:`arena.ladder.final.refuse_if_final`): asked before a command that would play
+    regular matches changes anything."""
+    from . import final
+
+    with Session(engine) as session:
+        ladder = session.scalar(select(Ladder).where(Ladder.name == name))
+        assert ladder is not None, "ensure_ladder first"
+        final.refuse_if_final(ladder)
+
+
 def plan_ladder(engine: Engine, name: str, rounds: int) -> tuple[int, str]:
     """Plan what ladder ``name`` plays next, up to ``rounds`` rounds in all
     (:func:`arena.ladder.planning.plan`: the next round once the last has finished, a

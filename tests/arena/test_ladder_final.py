@@ -140,6 +140,12 @@ def test_final_separates_the_top_then_the_ladder_is_final_until_reopened(tmp_pat
     assert run.returncode == 2 and "is final" in run.stderr and "--reopen" in run.stderr
     assert "Traceback" not in run.stderr
     assert query(db, "select count(*) from matches")[0][0] == before
+    # ... nor is a bot entered by a `ladder run` that then refuses to play (it was entered,
+    # checked and left in the field before the refusal: a final table that grew a row)
+    entries = query(db, "select count(*) from entries")[0][0]
+    run = arena_main("ladder", "run", str(SAMPLE / "expert"), "--db", db, "--rounds", "3")
+    assert run.returncode == 2 and "is final" in run.stderr, run.stderr
+    assert query(db, "select count(*) from entries")[0][0] == entries
     again = arena_main("ladder", "final", "default", "--db", db, "--json")
     assert again.returncode == 0 and json.loads(again.stdout) == marker  # as it stands
     refused = arena_main("ladder", "final", "--db", db, "--top", "3")
