@@ -45,8 +45,28 @@ print(json.dumps(out))
 """
 
 
+def _build_backend_problem() -> str | None:
+    """Why this interpreter cannot build the SDK offline (no build isolation), or None."""
+    try:
+        import setuptools
+    except ImportError:
+        return "setuptools is not installed (the SDK's build backend)"
+    version = tuple(int(p) for p in setuptools.__version__.split(".")[:2] if p.isdigit())
+    if version < (64, 0):
+        return f"setuptools {setuptools.__version__} is older than the SDK's >=64"
+    if version < (70, 1):  # bdist_wheel came into setuptools with 70.1
+        try:
+            import wheel  # noqa: F401
+        except ImportError:
+            return f"setuptools {setuptools.__version__} builds wheels only with `wheel`"
+    return None
+
+
 @pytest.mark.slow
 def test_a_non_editable_install_has_the_sample_bots(tmp_path):
+    problem = _build_backend_problem()
+    if problem:
+        pytest.skip(problem)
     venv = str(tmp_path / "venv")  # no pip of its own: the host's, with its setuptools
     venv_python = tmp_path / "venv" / "bin" / "python"
     try:
