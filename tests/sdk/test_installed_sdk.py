@@ -136,3 +136,14 @@ def test_a_non_editable_install_has_the_sample_bots(tmp_path):
     said = probe("arena", pythonpath=str(ROOT))
     path, sample = said["arena"]
     assert Path(path).is_relative_to(site) and sample, said
+
+
+def test_a_sample_bots_name_is_never_a_path():
+    from bigtwo import samples
+
+    assert {"random", "greedy", "heuristic", "expert"} <= set(samples.names())
+    greedy = samples.path("greedy")
+    assert greedy is not None and greedy.name == "bot.py" and samples.is_sample(greedy)
+    for name in ("../greedy", "greedy/..", "..", ".", "", "greedy/bot.py", "/etc", "nope"):
+        assert samples.path(name) is None, name
+    assert not samples.is_sample(ROOT / "sdk" / "bigtwo" / "samples.py")
