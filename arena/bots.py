@@ -14,9 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from bigtwo import samples
 from bigtwo.loader import split_spec
-
-SAMPLE_BOTS = Path(__file__).resolve().parents[1] / "sample_bots"
 
 SAFE_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
 """A bot's name, and each part of a file's path in its folder: these reach image tags,
@@ -87,15 +86,14 @@ def check_spec(spec: BotSpec, text: str | None = None) -> None:
 
 
 def is_sample_bot(spec: BotSpec) -> bool:
-    """Whether ``spec`` is one of the sample bots shipped with the arena (its code is ours:
+    """Whether ``spec`` is one of the sample bots shipped with the SDK (its code is ours:
     the entry check skips it, and the process sandbox runs it even unconfined)."""
-    return spec.path is not None and spec.path.resolve().is_relative_to(SAMPLE_BOTS)
+    return spec.path is not None and samples.is_sample(spec.path)
 
 
 def sample_names() -> list[str]:
-    if not SAMPLE_BOTS.is_dir():
-        return []
-    return sorted(p.name for p in SAMPLE_BOTS.iterdir() if (p / "bot.py").is_file())
+    """The names that :func:`resolve` takes for a sample bot (:mod:`bigtwo.samples`)."""
+    return samples.names()
 
 
 def resolve(text: str) -> BotSpec:
@@ -114,8 +112,9 @@ def _resolve_local(text: str) -> BotSpec:
     target, cls = split_spec(text)
     if cls is not None:
         _check_name(text, "class name", cls, CLASS_NAME)
-    if SAFE_PART.fullmatch(target) and (SAMPLE_BOTS / target / "bot.py").is_file():
-        return BotSpec(target, SAMPLE_BOTS / target / "bot.py", cls)
+    sample = samples.path(target) if SAFE_PART.fullmatch(target) else None
+    if sample is not None:
+        return BotSpec(target, sample, cls)
     p = Path(target).expanduser()
     if p.is_dir():
         if (p / "bot.py").is_symlink():
@@ -131,9 +130,9 @@ def _resolve_local(text: str) -> BotSpec:
         name = p.stem if p.stem != "bot" else p.resolve().parent.name
         _check_name(text, "name", name)
         return BotSpec(name + (f":{cls}" if cls else ""), p.resolve(), cls)
-    samples = ", ".join(sample_names()) or "none found"
+    known = ", ".join(sample_names()) or "none found"
     raise BotSpecError(
-        f"bot {text!r}: no such sample bot, folder or file (sample bots: {samples}; "
+        f"bot {text!r}: no such sample bot, folder or file (sample bots: {known}; "
         "or give a folder with bot.py, path/to/file.py[:Class], or remote[:NAME])"
     )
 

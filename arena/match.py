@@ -21,8 +21,9 @@ from .bots import BotSpec, as_authored, unique_names
 from .record import RecordWriter
 from .referee.match_folder import new_match_folder
 from .referee.service import RefereeServer
-from .referee.session import MatchSession, SeatSpec, TimeControl, round_trip_stats
-from .sandbox import make_sandbox
+from .referee.session import MatchSession, SeatSpec, round_trip_stats
+from .referee.time_control import TimeControl
+from .sandbox.backends import make_sandbox
 from .sandbox.base import BotHandle, Credentials, SandboxUnavailable
 from .seatlogs import SeatLogs
 from .text import printable

@@ -26,7 +26,7 @@ from bigtwo import RuleSet
 
 from .bots import BotSpec, is_sample_bot
 from .match import failed_to_start, run_match
-from .referee.session import TimeControl
+from .referee.time_control import TimeControl
 
 VALIDATION_HANDS = 1
 

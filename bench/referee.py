@@ -32,7 +32,7 @@ import grpc
 from arena.bots import resolve
 from arena.match import run_match
 from arena.referee.gate import SeatGate
-from arena.referee.session import TimeControl
+from arena.referee.time_control import TimeControl
 from bigtwo import Game, RuleSet
 from bigtwo.v1 import referee_pb2 as pb
 from bigtwo.v1 import referee_pb2_grpc as pb_grpc

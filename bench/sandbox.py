@@ -23,7 +23,8 @@ import time
 
 from arena.bots import resolve
 from arena.match import run_match
-from arena.referee.session import MatchSession, TimeControl
+from arena.referee.session import MatchSession
+from arena.referee.time_control import TimeControl
 from arena.sandbox.containers import docker_client
 from bigtwo import RuleSet
 

@@ -17,7 +17,7 @@ from rich.text import Text
 from bigtwo import RulesError, RuleSet
 
 from ..rules_options import load_rules
-from ..sandbox.base import SANDBOXES
+from ..sandbox.backends import SANDBOXES
 from ..text import printable
 
 # arena.ladder.queries (SQLAlchemy: a third of a second) is imported where a command uses
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
     from ..bots import BotSpec
-    from ..referee.session import TimeControl
+    from ..referee.time_control import TimeControl
 
 app = typer.Typer(
     help="Big Two Arena: deal, referee and rate Big Two bots.",
@@ -101,7 +101,7 @@ def rules_or_fail(rules: str, set_: list[str] | None, sandbox: str | None = None
 
 def time_control(move_ms: int, bank_ms: int, startup_ms: int, max_strikes: int) -> TimeControl:
     """The time control the four shared options give."""
-    from ..referee.session import TimeControl
+    from ..referee.time_control import TimeControl
 
     return TimeControl(
         move_ms=move_ms, bank_ms=bank_ms, startup_ms=startup_ms, max_strikes=max_strikes

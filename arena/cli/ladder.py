@@ -104,7 +104,7 @@ def _check_bots(specs: list[BotSpec], rules: RuleSet, settings: dict) -> list[Va
     not the bot's: it ends the command."""
     import asyncio
 
-    from ..referee.session import TimeControl
+    from ..referee.time_control import TimeControl
     from ..validation import needs_check, validate
 
     err = _err()
@@ -193,7 +193,7 @@ def ladder_run(
     from ..ladder.duplicate import ROTATIONS
     from ..ladder.queries import holds_ladders, ladder_rounds, plan_ladder, save_snapshot
     from ..ladder.running import run_pending
-    from ..sandbox.base import choose_sandbox
+    from ..sandbox.backends import choose_sandbox
     from .ladder_view import print_leaderboard, top  # here: `ladder show` lists after `run`
 
     if executor not in ("local", "ray"):

@@ -89,7 +89,8 @@ def ladder_final(
     from ..ladder import final
     from ..ladder.queries import save_snapshot
     from ..ladder.running import BotCannotStart, run_pending
-    from ..sandbox.base import SandboxUnavailable, choose_sandbox
+    from ..sandbox.backends import choose_sandbox
+    from ..sandbox.base import SandboxUnavailable
     from ..sandbox.images import ImageBuildError
     from .ladder_view import print_leaderboard
 

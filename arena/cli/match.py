@@ -190,7 +190,7 @@ def match(
 
     from ..bots import BotSpecError, resolve
     from ..match import failed_to_start, run_match
-    from ..sandbox.base import choose_sandbox
+    from ..sandbox.backends import choose_sandbox
 
     try:
         ruleset = game_options(rules, set_, sandbox, hands)

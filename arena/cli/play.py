@@ -76,7 +76,7 @@ def play(
     Hint asks a sample bot. Games are kept in --db and replayable from the Play page.
     Ctrl-C stops the server (a game in progress is kept as interrupted)."""
     from ..bots import BotSpecError, resolve
-    from ..sandbox.base import choose_sandbox
+    from ..sandbox.backends import choose_sandbox
     from ..web.contest import WebConfig
     from ..web.tables import TableSetup, default_opponents
 

@@ -23,7 +23,7 @@ from bigtwo import Bot, RuleSet, play_local
 
 from ..bots import BotSpec
 from ..match import by_rotation, run_match
-from ..referee.session import TimeControl
+from ..referee.time_control import TimeControl
 from .duplicate import rotated_deals
 from .sprt import SPRT
 

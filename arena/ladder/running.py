@@ -28,7 +28,7 @@ from bigtwo.record import read_events
 
 from ..bots import resolve
 from ..match import by_rotation, failed_to_start, run_match, split_match
-from ..referee.session import TimeControl
+from ..referee.time_control import TimeControl
 from .duplicate import rotated_deals
 from .planning import deal_key, deal_seed
 from .records import kept_records

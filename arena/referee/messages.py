@@ -11,7 +11,7 @@ protobuf message (``proto/bigtwo/v1/referee.proto``) and the record's event (who
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bigtwo import PASS, Game, RuleSet
 from bigtwo.combos import Move
@@ -23,9 +23,7 @@ from bigtwo.v1 import referee_pb2 as pb
 from bigtwo.wire import category_name, opt_card, rules_to_pb
 
 from .seat import Fault, Seat, SeatSpec
-
-if TYPE_CHECKING:
-    from .session import TimeControl
+from .time_control import TimeControl
 
 __all__ = [
     "PlayedTurn",

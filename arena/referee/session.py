@@ -26,7 +26,6 @@ import gc
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from bigtwo import PASS, Game, IllegalMoveError, RuleSet
@@ -38,6 +37,7 @@ from bigtwo.v1 import referee_pb2 as pb
 from ..text import printable
 from . import messages as msgs
 from .seat import DISCONNECTED, INBOX_LIMIT, Fault, Seat, SeatSpec
+from .time_control import TimeControl
 
 # the seat's channel and the referee's moves, still importable from here
 __all__ = [
@@ -47,34 +47,11 @@ __all__ = [
     "MatchSession",
     "Seat",
     "SeatSpec",
-    "TimeControl",
     "default_move",
     "fallback_move",
     "referee_move",
     "round_trip_stats",
 ]
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    """Per-move allowance, a per-match bank spent when a move overruns it, the allowance
-    from launch to Hello, and the strikes that forfeit a seat."""
-
-    move_ms: int = 1000
-    bank_ms: int = 10_000
-    startup_ms: int = 15_000
-    max_strikes: int = 3
-
-    def __post_init__(self) -> None:
-        for name in ("move_ms", "bank_ms", "startup_ms", "max_strikes"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"time control {name} must be a whole number ≥ 0, got {value!r}")
-        if self.move_ms == 0 or self.startup_ms == 0 or self.max_strikes == 0:
-            raise ValueError("move_ms, startup_ms and max_strikes must be at least 1")
-
-    def to_pb(self) -> pb.TimeControl:
-        return pb.TimeControl(**asdict(self))
 
 
 Recorder = Callable[[dict[str, Any]], None]

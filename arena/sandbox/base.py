@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any
 
 from ..bots import BotSpec
 
@@ -73,57 +72,5 @@ class Sandbox(abc.ABC):
         private folder (the sandbox may make per-seat folders inside it)."""
 
 
-SANDBOXES = ("auto", "docker", "process", "inproc")
-
-
 class SandboxUnavailable(RuntimeError):
     """The backend asked for cannot run here (e.g. no Docker engine answers)."""
-
-
-def choose_sandbox(name: str) -> str:
-    """The backend ``name`` stands for: ``auto`` is docker when an engine answers and has
-    the base image, else process; any other name is itself.  Commands say which ``auto``
-    chose, so that nobody believes their bots confined when they are not."""
-    if name != "auto":
-        return name
-    from .containers import docker_client
-    from .images import DEFAULT_BASE
-
-    client = docker_client(timeout=20)
-    if client is not None:
-        try:
-            client.images.get(DEFAULT_BASE)
-            return "docker"
-        except Exception:
-            pass
-    return "process"
-
-
-def make_sandbox(
-    name: str, memory_mb: int | None = None, pids: int | None = None, cpus: float | None = None
-) -> Sandbox:
-    """The backend by name; ``auto`` is docker when an engine answers, else process.
-    Limits left None keep the backend's defaults."""
-    name = choose_sandbox(name)
-    if name == "docker":
-        from .containers import ContainerLimits, DockerSandbox
-
-        base = ContainerLimits()
-        limits = ContainerLimits(
-            memory_mb=memory_mb or base.memory_mb,
-            pids=pids or base.pids,
-            cpus=cpus or base.cpus,
-        )
-        return DockerSandbox(limits=limits)
-    if name == "process":
-        from .process import ProcessSandbox
-
-        kwargs: dict[str, Any] = {
-            k: v for k, v in (("memory_mb", memory_mb), ("pids", pids), ("cpus", cpus)) if v
-        }
-        return ProcessSandbox(**kwargs)
-    if name == "inproc":
-        from .inproc import InprocSandbox
-
-        return InprocSandbox()
-    raise ValueError(f"unknown sandbox {name!r} (choose one of {', '.join(SANDBOXES)})")

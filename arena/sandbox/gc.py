@@ -21,8 +21,8 @@ def collect() -> Collected:
     """Remove the arena's containers whose match is over, its match folders whose referee no
     longer answers (a running match is left alone), and the process sandbox's empty
     control groups."""
+    from .cgroups import remove_leftover_cgroups
     from .containers import docker_client, match_alive, remove_leftovers
-    from .process import remove_leftover_cgroups
 
     client = docker_client()
     containers = len(remove_leftovers(client)) if client is not None else None

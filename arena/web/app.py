@@ -25,7 +25,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..ladder.store import open_engine
-from ..referee.session import TimeControl
+from ..referee.time_control import TimeControl
 from . import games
 from .accounts import RateLimiter
 from .contest import StandingsCache, WebConfig, contest_settings, ensure_contest

@@ -65,7 +65,7 @@ from ..ladder.queries import (
 )
 from ..ladder.running import BotCannotStart, run_pending
 from ..ladder.store import Entry, Ladder
-from ..referee.session import TimeControl
+from ..referee.time_control import TimeControl
 from ..sandbox.base import SandboxUnavailable
 from .botstore import bot_folder, collect_refused, finish_upload, unpack
 from .contest import (

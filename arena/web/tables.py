@@ -37,7 +37,7 @@ from bigtwo.record import RecordError, compress, read_events
 
 from ..bots import BotSpec, is_sample_bot, resolve, sample_names
 from ..match import run_match
-from ..referee.session import TimeControl
+from ..referee.time_control import TimeControl
 from ..text import printable
 from .human import HumanSeat, epoch_ms
 from .table_budget import Held, PlayLimits, decide

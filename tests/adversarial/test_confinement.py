@@ -25,8 +25,8 @@ import arena
 from arena.bots import resolve
 from arena.match import run_match
 from arena.record import replay
-from arena.referee.session import TimeControl
-from arena.sandbox import process
+from arena.referee.time_control import TimeControl
+from arena.sandbox import cgroups, process
 
 from .conftest import leftovers
 from .test_hostile import BOTS, RULES, play
@@ -60,7 +60,7 @@ def details(seat):
 
 
 def needs_root_controller(name):
-    if name not in process._controllers():
+    if name not in cgroups.controllers():
         pytest.skip(process.isolation_note() or f"no {name} control group for the seats")
 
 
@@ -220,7 +220,7 @@ def test_process_seat_memory_is_capped_for_all_its_processes(tmp_path, memory_mb
 def test_cpu_hog_neighbour_costs_honest_bots_no_move(backend, tmp_path):
     """A neighbour running 24 busy threads; three honest bots that think 250 ms of CPU per
     move, at 1 s per move and no bank: not one honest move may time out."""
-    shared = "cpu" in process._controllers() or (os.geteuid() != 0 and process._autogroup())
+    shared = "cpu" in cgroups.controllers() or (os.geteuid() != 0 and process._autogroup())
     if backend == "process" and not shared:
         pytest.skip(process.isolation_note() or "no CPU share per seat here")
     result, record = play_seats(

@@ -18,7 +18,7 @@ from arena.ladder.duplicate import rotated_deals
 from arena.ladder.runner import deal_seed
 from arena.ladder.store import FaultRow, Ladder, Match
 from arena.match import by_rotation, run_match
-from arena.referee.session import TimeControl
+from arena.referee.time_control import TimeControl
 from bigtwo import RuleSet, deal
 
 from .bots import seed_searcher

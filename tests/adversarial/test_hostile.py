@@ -19,7 +19,7 @@ import pytest
 from arena.bots import resolve
 from arena.match import run_match
 from arena.record import replay
-from arena.referee.session import TimeControl
+from arena.referee.time_control import TimeControl
 from bigtwo import RuleSet
 
 from .conftest import leftovers

@@ -10,7 +10,7 @@ import time
 
 from arena.bots import resolve
 from arena.match import run_match
-from arena.referee.session import TimeControl
+from arena.referee.time_control import TimeControl
 from bigtwo import RuleSet
 
 from .conftest import leftovers

@@ -8,7 +8,7 @@ import time
 from arena.bots import resolve
 from arena.match import run_match
 from arena.record import replay
-from arena.referee.session import TimeControl
+from arena.referee.time_control import TimeControl
 from arena.sandbox.output import LOG_CAP, TAIL_KEEP
 from bigtwo import RuleSet
 

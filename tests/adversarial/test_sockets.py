@@ -33,7 +33,8 @@ from arena.referee import gate as gates
 from arena.referee import service
 from arena.referee.gate import SeatGate, TcpGate, peer_key
 from arena.referee.service import RefereeServer
-from arena.referee.session import MatchSession, SeatSpec, TimeControl
+from arena.referee.session import MatchSession, SeatSpec
+from arena.referee.time_control import TimeControl
 from bigtwo import RuleSet
 from bigtwo.client import play_match
 from bigtwo.loader import load_bot_class
@@ -649,7 +650,7 @@ FILL = r"""
 import asyncio, json, os, sys, tempfile
 from arena.bots import resolve
 from arena.match import run_match
-from arena.referee.session import TimeControl
+from arena.referee.time_control import TimeControl
 from bigtwo import RuleSet
 
 backend, tmp, bot = sys.argv[1:4]

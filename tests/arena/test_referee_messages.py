@@ -5,7 +5,7 @@ import random
 
 from arena.referee.messages import PlayedTurn, fault_event, fault_message
 from arena.referee.seat import Fault, Seat, SeatSpec
-from arena.referee.session import TimeControl
+from arena.referee.time_control import TimeControl
 from bigtwo import PASS, Game, RuleSet
 from bigtwo.cards import parse_cards
 from bigtwo.local import default_move, fallback_move

@@ -12,7 +12,8 @@ import grpc
 import pytest
 
 from arena.referee.service import RefereeServer
-from arena.referee.session import MatchSession, SeatSpec, TimeControl
+from arena.referee.session import MatchSession, SeatSpec
+from arena.referee.time_control import TimeControl
 from bigtwo import RuleSet, deal
 from bigtwo.client import SeatView, decide, play_match
 from bigtwo.loader import load_bot_class

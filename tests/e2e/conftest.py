@@ -7,7 +7,7 @@ import pytest
 
 from arena.bots import resolve
 from arena.match import run_match
-from arena.referee.session import TimeControl
+from arena.referee.time_control import TimeControl
 from bigtwo import RuleSet
 
 BOTS = Path(__file__).resolve().parents[1] / "adversarial" / "bots"

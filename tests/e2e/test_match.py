@@ -115,7 +115,7 @@ def test_duplicate_deals_rotate_the_hands_and_replay(record_file):
 
     from arena.ladder.duplicate import rotated_deals
     from arena.match import run_match
-    from arena.referee.session import TimeControl
+    from arena.referee.time_control import TimeControl
     from bigtwo import RuleSet
 
     from .conftest import bot

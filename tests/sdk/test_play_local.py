@@ -17,7 +17,8 @@ import pytest
 
 from arena.ladder.duplicate import rotated_deals
 from arena.referee.service import RefereeServer
-from arena.referee.session import MatchSession, SeatSpec, TimeControl
+from arena.referee.session import MatchSession, SeatSpec
+from arena.referee.time_control import TimeControl
 from bigtwo import PASS, Bot, IllegalMoveError, InvalidReturn, Observation, RuleSet, play_local
 from bigtwo.client import play_match
 from bigtwo.loader import load_bot_class

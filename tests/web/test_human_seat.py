@@ -12,7 +12,7 @@ from typing import Any
 
 from arena.bots import resolve
 from arena.match import run_match
-from arena.referee.session import TimeControl
+from arena.referee.time_control import TimeControl
 from arena.web.human import NOT_YOUR_TURN, HumanSeat
 from bigtwo import RuleSet
 

@@ -367,12 +367,13 @@ def test_every_preset_and_option_mix_plays_to_the_end(tmp_path, live_server, pre
 def test_a_served_contest_offers_its_bots_as_opponents(tmp_path, live_server):
     import shutil
 
-    from arena.bots import SAMPLE_BOTS, bot_digest, bot_files, resolve
+    from arena.bots import bot_digest, bot_files, resolve
     from arena.ladder.queries import enter_bots
+    from bigtwo.samples import FOLDER
 
     app = create_app(WebConfig(db=str(tmp_path / "c.db"), sandbox="inproc", house_bots=False))
     folder = tmp_path / "mybot"
-    shutil.copytree(SAMPLE_BOTS / "greedy", folder)
+    shutil.copytree(FOLDER / "greedy", folder)
     digest = bot_digest(bot_files(resolve(str(folder))))
     enter_bots(app.state.engine, "contest", [("mybot", str(folder), digest)])
     url = live_server(app)

@@ -20,12 +20,12 @@ The reward is the learner's hand score when a hand ends (0 otherwise).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import gymnasium
 import numpy as np
 
+from .. import samples
 from ..bot import Bot
 from ..game import Game
 from ..loader import load_bot_class
@@ -37,19 +37,12 @@ BotLike = Bot | type[Bot] | str
 
 
 def sample_bot(name: str, **kwargs: Any) -> Bot:
-    """A sample bot by name (``random``, ``greedy``, ``heuristic``), found where the arena
-    finds it (``arena.bots.resolve``) or in the repository's ``sample_bots/``."""
-    path: Path | None = None
-    try:
-        from arena.bots import resolve  # the arena's own resolution, when installed
-
-        spec = resolve(name)
-        path = spec.path
-    except Exception:  # no arena here, or not a sample bot's name
-        here = Path(__file__).resolve().parents[3] / "sample_bots" / name / "bot.py"
-        path = here if here.is_file() else None
+    """A sample bot by name (``random``, ``greedy``, ``heuristic``, ``expert``: see
+    :mod:`bigtwo.samples`), made with ``kwargs``."""
+    path = samples.path(name)
     if path is None:
-        raise ValueError(f"no sample bot named {name!r}")
+        known = ", ".join(samples.names())
+        raise ValueError(f"no sample bot named {name!r} (sample bots: {known})")
     return load_bot_class(str(path))(**kwargs)
 
 
