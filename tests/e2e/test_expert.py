@@ -115,7 +115,7 @@ def test_the_expert_models_lowest_first_as_such_and_others_in_units_over_a_match
     rules = RuleSet.preset(preset)
     expert = Expert(seed=3, rollouts=3)
     bots = [expert, LowestFirst(), Heuristic(), RandomBot(seed=1)]
-    play_local(bots, rules, hands=[deal(rules, "kinds", i) for i in range(4)])
+    play_local(bots, rules, deals=[deal(rules, "kinds", i) for i in range(4)])
     assert expert.kinds() == [module.LOW, module.LOW, module.UNITS, module.UNITS]
 
 
@@ -151,7 +151,7 @@ def test_the_expert_searches_within_its_budget_and_the_allowance():
         return move
 
     expert.act = timed  # type: ignore[method-assign]
-    play_local([expert, Heuristic(), Heuristic(), Heuristic()], rules, hands=[deal(rules, 1)])
+    play_local([expert, Heuristic(), Heuristic(), Heuristic()], rules, deals=[deal(rules, 1)])
     assert expert.stats["deals"] > 0 and len(times) > 5
     assert sorted(times)[len(times) // 2] <= 30 + 5
     expert.move_ms = 40  # the referee's allowance: half of it at most
@@ -161,7 +161,7 @@ def test_the_expert_searches_within_its_budget_and_the_allowance():
 def test_the_heuristic_is_fast():
     rules = RuleSet.preset("hk")
     start = time.perf_counter()
-    result = play_local([Heuristic() for _ in range(4)], rules, hands=[deal(rules, 2)])
+    result = play_local([Heuristic() for _ in range(4)], rules, deals=[deal(rules, 2)])
     assert (time.perf_counter() - start) * 1000 / result.turns < 20
 
 
@@ -172,7 +172,7 @@ def test_the_expert_repeats_a_match_move_for_move_with_the_same_seed(preset):
 
     def moves(seed):  # type: ignore[no-untyped-def]
         bots = [Expert(seed=seed, rollouts=4), Heuristic(), Expert(seed=seed, rollouts=4)]
-        result = play_local([*bots, Heuristic()], rules, hands=deals)
+        result = play_local([*bots, Heuristic()], rules, deals=deals)
         return [(a.seat, str(a.move)) for a in result.game.history]
 
     assert moves(5) == moves(5)
