@@ -148,7 +148,7 @@ class BigTwoGymEnv(gymnasium.Env):
         obs = self._obs()
         return obs, {"action_mask": obs["action_mask"], "reward_before_first_turn": reward}
 
-    def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
+    def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         g = self.game
         if g.turn != self.seat or self._done:
             raise RuntimeError("step() after the episode ended: call reset()")
