@@ -196,12 +196,12 @@ class MatchSession:
         otherwise the fault is a strike, and ``max_strikes`` strikes forfeit."""
         hand = None if self.finished or not self.started.is_set() else self.game.hand_no
         turn = self.turn_id or None
-        # a detail may quote the bot (its stderr tail, its exception's message): made
-        # harmless here, once, for every place it goes (results, record, terminal)
-        strike = not (gone or kind == "disconnect")
-        # before the first hand, or after the last one, a forfeit counts from the hand then
+        # a strike, or the bot gone for good; a forfeit made before the first hand, or after
+        # the last one, counts from the hand then
         at = hand if hand is not None else self.game.hand_no if self.started.is_set() else 0
         strike = seat.charge(kind, at, gone)
+        # a detail may quote the bot (its stderr tail, its exception's message): made
+        # harmless here, once, for every place it goes (results, record, terminal)
         fault = Fault(kind, seat.index, hand, turn, printable(detail, 500), strike)
         seat.faults.append(fault)
         self.record(msgs.fault_event(fault, seat))

@@ -30,7 +30,7 @@ import os
 import secrets
 import time
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -228,9 +228,9 @@ def _deals(deals: Any, hands: Any, players: int) -> list[list[Any]] | None:
 
 
 def _is_list(value: Any) -> bool:
-    return isinstance(value, (list, tuple)) or (
-        isinstance(value, Sequence) and not isinstance(value, (str, bytes))
-    )
+    """Whether ``value`` is a collection of things (a list, a tuple, a generator...), not
+    one string of cards or a mapping."""
+    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping))
 
 
 def _rules(rules: RuleSet | str | None, players: int) -> RuleSet:

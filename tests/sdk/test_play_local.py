@@ -302,6 +302,7 @@ def test_hands_is_a_count_as_on_the_command_line():
     dealt = [deal(RuleSet.preset("hk"), "d", i) for i in range(2)]
     assert len(play_local([Random] * 4, deals=dealt).hands) == 2
     assert len(play_local([Random] * 4, deals=dealt, hands=2).hands) == 2
+    assert len(play_local([Random] * 4, deals=iter(dealt)).hands) == 2  # any iterable
     with pytest.raises(TypeError, match=r"hands is a number of hands.*deals="):
         play_local([Random] * 4, hands=dealt)
     for wrong in (True, 2.0, "3"):
