@@ -102,7 +102,7 @@ FIELDS: dict[str, Callable[[], tuple[list[str], list, list[str]]]] = {
 
 def play(rules: RuleSet, hands: list[list[int]], seats: list) -> list[float]:
     """One hand, played in-process (:func:`bigtwo.play_local`); each seat's points."""
-    return [float(x) for x in play_local(seats, rules, hands=[hands]).scores]
+    return [float(x) for x in play_local(seats, rules, deals=[hands]).scores]
 
 
 def per_entrant(names: list[str], scores: list[float]) -> Hand:

@@ -117,7 +117,7 @@ def _play_deals(job: tuple[str, str, dict[str, Any], str, list[int]]) -> dict[st
         for seat in range(n):
             bots = [make_opp() for _ in range(n)]
             bots[seat] = Timed(make_bot(), times, cpu)
-            result = play_local(bots, rules, seed=f"{seed}/{i}/{seat}", hands=[cards])
+            result = play_local(bots, rules, seed=f"{seed}/{i}/{seat}", deals=[cards])
             if result.faults:
                 raise RuntimeError(f"deal {i} seat {seat}: faults {result.faults}")
             hand = result.hands[0]

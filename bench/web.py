@@ -182,7 +182,9 @@ def recorded_match(rules: RuleSet, seeds: list[int], labels: list[str], tmp: Pat
     for bot, label in zip(bots, labels, strict=True):
         bot.name = label  # shown in the record as the ladder's label
     path = tmp / f"match-{seeds[0]}.jsonl"
-    result = play_local(bots, rules, seeds[0], rotated_deals(rules, seeds, ROTATIONS), record=path)
+    result = play_local(
+        bots, rules, seeds[0], deals=rotated_deals(rules, seeds, ROTATIONS), record=path
+    )
     events = [e for _, e in read_events(path)]
     return result.to_dict(), compress(events)
 

@@ -52,7 +52,7 @@ def evaluate_bot(make: Callable[[], Bot], rules: str, deals: int, seed: int = 12
         result = play_local(
             [make(), *opponents],
             ruleset,
-            hands=[deal(ruleset, f"eval-{seed}", d)],
+            deals=[deal(ruleset, f"eval-{seed}", d)],
             strict=True,
         )
         total += result.scores[0]

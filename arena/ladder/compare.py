@@ -217,7 +217,7 @@ def engine_samples(
         totals = []
         for factory in (new, old):
             seats = [factory(), *[o() for o in opponents]]
-            totals.append(float(play_local(seats, rules, seed=seed, hands=deals).scores[0]))
+            totals.append(float(play_local(seats, rules, seed=seed, deals=deals).scores[0]))
         yield totals[0] - totals[1]
 
 

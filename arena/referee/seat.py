@@ -15,6 +15,7 @@ import secrets
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from bigtwo.judge import Standing
 from bigtwo.v1 import referee_pb2 as pb
 
 INBOX_LIMIT = 32
@@ -52,8 +53,9 @@ class Fault:
         return {k: v for k, v in asdict(self).items() if k != "seat"}
 
 
-class Seat:
-    """The referee's side of one seat: its state in the match and its channel.
+class Seat(Standing):
+    """The referee's side of one seat: its state in the match (its strikes and forfeit, a
+    :class:`bigtwo.judge.Standing` kept by the judge's rules) and its channel.
 
     Writes: messages queue in ``pending`` and go out as one batch.  The batch that asks the
     seat to act is written by the match loop itself (no task hop on the hot path); other
@@ -63,6 +65,7 @@ class Seat:
 
     def __init__(self, index: int, spec: SeatSpec, tc: Any) -> None:
         """``tc``: the TimeControl this seat is held to (its own, or the match's)."""
+        super().__init__(tc.max_strikes)
         self.index = index
         self.spec = spec
         self.connected = asyncio.Event()
@@ -75,10 +78,6 @@ class Seat:
         self.stream: Any = None  # the gRPC servicer context while attached
         self.inbox: asyncio.Queue[Any] = asyncio.Queue()
         self.live = False  # a stream is attached now
-        self.gone = False  # the bot is gone for good
-        self.strikes = 0
-        self.forfeited = False
-        self.forfeit_hand: int | None = None  # the hand in which the fallback took over
         self.tc = tc
         self.bank_ms: int = tc.bank_ms
         self.faults: list[Fault] = []

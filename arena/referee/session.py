@@ -14,8 +14,8 @@ card) — and a strike.  At ``max_strikes`` strikes, or when the bot is gone (di
 crash, never connected), the seat **forfeits**: a fallback policy (the weakest legal play,
 passing only when it has none) plays it to the end, so the other seats' results stay
 meaningful, and the result marks the forfeit.  Every fault is recorded with its reason.
-Both moves are the SDK's (:func:`bigtwo.local.referee_move`), so :func:`bigtwo.play_local`
-plays exactly what the referee plays.
+Answers are judged, strikes counted and the referee's moves chosen by the SDK's judge
+(:mod:`bigtwo.judge`), so :func:`bigtwo.play_local` judges and plays exactly as the referee.
 """
 
 from __future__ import annotations
@@ -28,10 +28,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bigtwo import PASS, Game, IllegalMoveError, RuleSet
-from bigtwo.cards import CARDS
+from bigtwo import PASS, Game, RuleSet
 from bigtwo.combos import Move
-from bigtwo.local import default_move, fallback_move, referee_move
+from bigtwo.judge import Answer, default_move, fallback_move, judge, referee_move
 from bigtwo.v1 import referee_pb2 as pb
 
 from ..text import printable
@@ -174,22 +173,14 @@ class MatchSession:
         otherwise the fault is a strike, and ``max_strikes`` strikes forfeit."""
         hand = None if self.finished or not self.started.is_set() else self.game.hand_no
         turn = self.turn_id or None
+        # a strike, or the bot gone for good; a forfeit made before the first hand, or after
+        # the last one, counts from the hand then
+        at = hand if hand is not None else self.game.hand_no if self.started.is_set() else 0
+        strike = seat.charge(kind, at, gone)
         # a detail may quote the bot (its stderr tail, its exception's message): made
         # harmless here, once, for every place it goes (results, record, terminal)
-        strike = not (gone or kind == "disconnect")
         fault = Fault(kind, seat.index, hand, turn, printable(detail, 500), strike)
         seat.faults.append(fault)
-        if not strike:
-            seat.gone = True
-            seat.forfeited = True
-        else:
-            seat.strikes += 1
-            if seat.strikes >= seat.tc.max_strikes:
-                seat.forfeited = True
-        if seat.forfeited and seat.forfeit_hand is None:
-            if hand is None:  # before the first hand, or after the last one
-                hand = self.game.hand_no if self.started.is_set() else 0
-            seat.forfeit_hand = hand
         self.record(msgs.fault_event(fault, seat))
         if not seat.gone:
             seat.send(msgs.fault_message(fault, seat))
@@ -275,7 +266,7 @@ class MatchSession:
         t0 = time.perf_counter()
         chosen = None if seat.forfeited else await self._ask(seat, turn_id)
         by_referee = chosen is None  # the seat has forfeited, or its answer was a fault
-        move = referee_move(g.legal_moves(), seat.forfeited) if chosen is None else chosen
+        move = seat.referee_move(g) if chosen is None else chosen
         elapsed_ms = (time.perf_counter() - t0) * 1000
         lead = g.trick is None
         hand_no = g.hand_no
@@ -355,32 +346,17 @@ class MatchSession:
             return self._judge(seat, action)
 
     def _judge(self, seat: Seat, action: pb.Action) -> Move | None:
-        if action.error == pb.BOT_ERROR_EXCEPTION:
-            self._fault(seat, "crash", f"the bot's act() raised: {action.error_detail}")
-            return None
-        if action.error == pb.BOT_ERROR_INVALID_RETURN:
-            self._fault(seat, "illegal", f"the bot returned no play: {action.error_detail}")
-            return None
-        if action.error:
-            self._fault(seat, "protocol", f"unknown error code {action.error}")
-            return None
-        if getattr(action, "pass"):
-            if action.cards:
-                self._fault(seat, "protocol", "an action that both passes and plays cards")
-                return None
-            move: Any = PASS
-        else:
-            bad = [i for i in action.cards if i >= 52]
-            if bad:
-                self._fault(seat, "protocol", f"card id {bad[0]} is not in 0..51")
-                return None
-            move = [CARDS[i] for i in action.cards]
-        try:
-            return self.game.validate(move)
-        except IllegalMoveError as exc:
-            shown = "pass" if move is PASS else " ".join(str(c) for c in move)
-            self._fault(seat, "illegal", f"{shown}: {exc.reason}")
-            return None
+        """The seat's answer, judged (:func:`bigtwo.judge.judge`); None after a fault."""
+        answer = Answer(
+            passes=getattr(action, "pass"),  # a Python keyword: only by name
+            cards=tuple(action.cards),
+            error=action.error,
+            error_detail=action.error_detail,
+        )
+        verdict = judge(self.game, answer)
+        if verdict.fault is not None:
+            self._fault(seat, verdict.fault, verdict.detail)
+        return verdict.move
 
     # ----- results -----------------------------------------------------------------------
     def turn_stats(self) -> dict[str, float]:

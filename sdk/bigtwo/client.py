@@ -79,7 +79,7 @@ class SeatView:
                 mask |= 1 << i
             if mask == trick.mask:
                 return trick
-        combo = self.rules._tables.classify(ids) if all(0 <= i < 52 for i in ids) else None
+        combo = self.rules.tables.classify(ids) if all(0 <= i < 52 for i in ids) else None
         if combo is None:
             raise ValueError(f"referee sent a play that is no combination: {list(ids)}")
         return combo
@@ -242,7 +242,7 @@ async def play_match(
     log.info("connecting to %s for seat %d%s", address, seat, " over TLS" if tls else "")
     started = time.monotonic()
     async with channel(address, ca, options) as chan:
-        stub = pb_grpc.RefereeStub(chan)
+        stub = pb_grpc.RefereeStub(chan)  # type: ignore[no-untyped-call]  # generated, untyped
         call = stub.Play()
         await call.write(
             pb.BotMessage(

@@ -197,7 +197,11 @@ def straight_sequences(straights: str) -> list[tuple[tuple[int, ...], int]]:
 
 
 class Tables:
-    """Per-rule-set lookup tables, built once when the rule set is made."""
+    """Per-rule-set lookup tables, built once when the rule set is made
+    (:attr:`RuleSet.tables`): card strengths (``strength[card]``, 0 weakest … 51), what
+    card ids form (``classify``, ``category_of``) and every combination a hand can make
+    (``groups``, ``fives``), weakest first.  Shared by everything playing under the rules:
+    read them, never change them."""
 
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules

@@ -16,7 +16,6 @@ hand, so ``legal_moves()`` when following is a binary search and a slice.
 from __future__ import annotations
 
 import random
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -148,6 +147,97 @@ class Game:
         ``leader`` that seat leads anything.  Later hands are dealt from ``seed``."""
         return cls(rules, seed, hands=hands, leader=leader)
 
+    @classmethod
+    def from_observation(
+        cls, observation: Observation, hands: Sequence[Iterable[Any] | None], seed: int | str = 0
+    ) -> Game:
+        """The game ``observation`` sees, with the cards it cannot see dealt as ``hands``
+        (OpenSpiel's ``ResampleFromInfostate``, the deal chosen by the caller): a search
+        bot's determinization, on which it plays the rest of the hand with the engine.
+
+        ``hands``: every seat's cards *now*, in seat order; the observing seat's entry may
+        be ``None`` (its own hand), and every other seat's must be as many cards as it
+        holds, none of them seen (see :meth:`Observation.unseen_cards`).  The position —
+        the trick and who made it, the seats locked out, the revolution, the opening card,
+        the first trick — the history, scores and finished hands are the observation's.
+        It must be one given to ``act`` (a hand in play).  Later hands of the match are
+        dealt from ``seed`` (the real seed is secret)."""
+        obs = observation
+        if obs.turn < 0 or not obs.hand:
+            raise ValueError("the observation shows no hand in play (one given to act is)")
+        n = obs.rules.players
+        if len(hands) != n:
+            raise ValueError(f"{len(hands)} hands given for {n} players")
+        unseen = {int(c) for c in obs.unseen_cards()}
+        dealt: list[list[Card]] = []
+        for s, cards in enumerate(hands):
+            if s == obs.seat:
+                mine = list(obs.hand) if cards is None else parse_cards(cards)
+                if sorted(mine) != sorted(obs.hand):
+                    raise ValueError(f"seat {s}'s hand is not the observation's own hand")
+                dealt.append(mine)
+                continue
+            if cards is None:
+                raise ValueError(f"seat {s}: no cards given")
+            theirs = parse_cards(cards)
+            if len(theirs) != obs.cards_left[s]:
+                raise ValueError(
+                    f"seat {s} is given {len(theirs)} cards but holds {obs.cards_left[s]}"
+                )
+            seen = [c for c in theirs if int(c) not in unseen]
+            if seen:
+                raise ValueError(f"seat {s} is given {seen[0]}, a card that is seen")
+            dealt.append(theirs)
+        game = cls(obs.rules, seed, hands=dealt, leader=obs.turn)
+        game.hand_no = obs.hand_no
+        game.scores = list(obs.scores)
+        game.penalty_totals = [sum(r.penalties[s] for r in obs.results) for s in range(n)]
+        game.results = list(obs.results)
+        game.history = list(obs.history)
+        game.trick = obs.trick
+        plays = [a for a in obs.history if a.hand == obs.hand_no and a.move is not PASS]
+        game.last_player = plays[-1].seat if plays else None  # kept after a trick is won
+        game._locked = sum(1 << s for s in obs.locked_out)
+        game.reversed = obs.reversed
+        game.must_include = obs.must_include
+        leads = sum(1 for a in plays if a.lead)
+        # the first trick lasts until a trick is won: while the first lead is the trick
+        game.first_trick = leads == 0 or (leads == 1 and obs.trick is not None)
+        return game
+
+    @classmethod
+    def resample(cls, observation: Observation, rng: random.Random, seed: int | str = 0) -> Game:
+        """:meth:`from_observation` on a deal drawn by ``rng``: the cards ``observation``
+        has not seen, shuffled and dealt to the other seats as many as each holds (under 2
+        or 3 players, the undealt cards are among them: some are left out)."""
+        pool = list(observation.unseen_cards())
+        rng.shuffle(pool)
+        hands: list[list[Card] | None] = []
+        i = 0
+        for s, k in enumerate(observation.cards_left):
+            if s == observation.seat:
+                hands.append(None)
+                continue
+            hands.append(pool[i : i + k])
+            i += k
+        return cls.from_observation(observation, hands, seed)
+
+    def clone(self) -> Game:
+        """An independent copy of the match as it stands (OpenSpiel's ``Clone``): moves
+        applied to one never change the other, and both play on identically."""
+        twin = Game.__new__(Game)
+        twin.__dict__.update(self.__dict__)
+        twin.scores = list(self.scores)
+        twin.penalty_totals = list(self.penalty_totals)
+        twin.results = list(self.results)
+        twin.history = list(self.history)
+        twin._masks = list(self._masks)
+        twin.counts = list(self.counts)
+        twin._combos = [c.copy() for c in self._combos]
+        twin._sorted = list(self._sorted)
+        twin.mover_combos = twin._combos[self.turn]
+        return twin
+
     # ----- hand set-up ------------------------------------------------------------------
     def _start_hand(self, hands: Sequence[Iterable[Any]] | None, leader: int | None) -> None:
         n = self.players
@@ -239,13 +329,10 @@ class Game:
         observation."""
         return tuple(self.counts)
 
-    @property
-    def current(self) -> Combination | None:
-        """Deprecated name of :attr:`trick` (the name :class:`Observation` uses too)."""
-        warnings.warn(
-            "Game.current is deprecated: use Game.trick", DeprecationWarning, stacklevel=2
-        )
-        return self.trick
+    def cards_mask(self, seat: int) -> int:
+        """Seat's cards as a mask (bit ``c`` set for card id ``c``): what a search bot
+        reads at speed."""
+        return self._masks[seat]
 
     @property
     def locked_out(self) -> frozenset[int]:

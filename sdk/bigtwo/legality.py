@@ -53,6 +53,15 @@ class SeatCombinations:
         self._groups: list[list[Combination]] | None = None
         self._narrowed = [0, 0, 0, -1]
 
+    def copy(self) -> SeatCombinations:
+        """An independent copy (a cloned game's): narrowing one never narrows the other.
+        The groups themselves are shared, since narrowing replaces a group, never edits it."""
+        twin = SeatCombinations.__new__(SeatCombinations)
+        twin._tables = self._tables
+        twin._groups = None if self._groups is None else list(self._groups)
+        twin._narrowed = list(self._narrowed)
+        return twin
+
     def group(self, index: int, hand: int) -> list[Combination]:
         """Combinations of group ``index`` (see GROUP_OF_SIZE) within ``hand`` (a card mask
         that only ever loses cards), weakest first."""

@@ -30,17 +30,17 @@ import os
 import secrets
 import time
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import record as rec
-from .answers import InvalidReturn, encode_move, folder_of
+from .answers import encode_move, folder_of
 from .bot import Bot
-from .cards import CARDS
-from .combos import PASS, Combination, Move
-from .game import Game, HandResult, IllegalMoveError
+from .combos import Move
+from .game import Game, HandResult
+from .judge import Answer, Standing, judge
 from .loader import describe_error, load_bot_class
 from .observation import Observation
 from .rules import RuleSet
@@ -49,27 +49,6 @@ log = logging.getLogger("bigtwo.local")
 
 Deal = Sequence[Iterable[Any]]
 """One deal: each seat's cards, in seat order (``["3D 4D ...", "3C ...", ...]``)."""
-
-
-def default_move(legal: Sequence[Move]) -> Move:
-    """The referee's answer to a fault: pass when legal; otherwise the first legal move
-    (the weakest single when leading, holding any required card)."""
-    return PASS if PASS in legal else legal[0]
-
-
-def fallback_move(legal: Sequence[Move]) -> Move:
-    """A forfeited seat's policy: the first legal play; pass only when there is none."""
-    for m in legal:
-        if m is not PASS:
-            return m
-    return PASS
-
-
-def referee_move(legal: Sequence[Move], forfeited: bool) -> Move:
-    """What the referee plays for a seat that gave it no move (docs/rules.md §11.14): the
-    fallback policy once the seat has forfeited, else the default action.  The one choice
-    both the arena's referee and :func:`play_local` make."""
-    return fallback_move(legal) if forfeited else default_move(legal)
 
 
 @dataclass(frozen=True)
@@ -145,8 +124,9 @@ def play_local(
     bots: Sequence[Bot | type[Bot] | str],
     rules: RuleSet | str | None = None,
     seed: int | str = 0,
-    hands: Sequence[Deal] | None = None,
+    hands: int | None = None,
     *,
+    deals: Sequence[Deal] | None = None,
     record: str | os.PathLike[str] | None = None,
     max_strikes: int = 3,
     strict: bool = False,
@@ -158,7 +138,9 @@ def play_local(
 
     ``rules``: a :class:`RuleSet` or a preset name (``"hk"``, ``"family"``, ``"pusoy"``);
     by default the ``hk`` preset for as many players as bots.  ``seed`` deals the hands.
-    ``hands``: play exactly these deals instead (each a list of per-seat cards), in order,
+    ``hands``: the number of hands to play (the match ends after them, whatever the
+    rules' own end), as ``arena match --hands N`` counts them.
+    ``deals``: play exactly these deals instead (each a list of per-seat cards), in order,
     each as an independent hand under the first-hand opening rule — duplicate play, as
     ``arena`` ladders and ``arena compare`` do; the match then lasts that many hands.
 
@@ -173,22 +155,16 @@ def play_local(
     rules = _rules(rules, len(seated))
     if max_strikes < 1:
         raise ValueError(f"max_strikes must be at least 1, got {max_strikes}")
-    deals = None if hands is None else [list(d) for d in hands]
-    if deals is not None:
-        if not deals:
-            raise ValueError("hands: an empty list of deals")
-        for i, d in enumerate(deals):
-            if len(d) != rules.players:
-                raise ValueError(
-                    f"hands[{i}] has {len(d)} hands for {rules.players} players (hands is a "
-                    "list of deals, each a list of every seat's cards)"
-                )
-        rules = rules.replace(match_end="hands", match_end_value=len(deals))
-    game = Game(rules, seed) if deals is None else Game.from_hands(rules, deals[0], seed=seed)
+    dealt = _deals(deals, hands, rules.players)
+    if dealt is not None:
+        rules = rules.replace(match_end="hands", match_end_value=len(dealt))
+    elif hands is not None:
+        rules = rules.replace(match_end="hands", match_end_value=hands)
+    game = Game(rules, seed) if dealt is None else Game.from_hands(rules, dealt[0], seed=seed)
     names = tuple(getattr(b, "display_name", None) or type(b).__name__ for b in seated)
     writer = rec.RecordWriter(Path(record)) if record is not None else None
     try:
-        match = _Match(game, seated, names, max_strikes, strict, writer)
+        match = LocalMatch(game, seated, names, max_strikes, strict, writer)
         if writer:
             writer(
                 rec.header(
@@ -197,10 +173,10 @@ def play_local(
                     seed,
                     [{"seat": s, "bot": name} for s, name in enumerate(names)],
                     {"name": "local (bigtwo.play_local)"},
-                    explicit=deals is not None,
+                    explicit=dealt is not None,
                 )
             )
-        match.play(deals)
+        match.play(dealt)
     finally:
         if writer:
             writer.close()
@@ -210,7 +186,7 @@ def play_local(
         places=tuple(game.places()),
         hands=tuple(game.results),
         faults=tuple(match.faults),
-        forfeited=tuple(match.forfeited),
+        forfeited=match.forfeited,
         turns=match.turns,
         game=game,
         record=writer.path if writer else None,
@@ -221,6 +197,41 @@ def _seat(bot: Bot | type[Bot] | str) -> Any:
     if isinstance(bot, str):
         return load_bot_class(bot)()
     return bot() if isinstance(bot, type) else bot
+
+
+def _deals(deals: Any, hands: Any, players: int) -> list[list[Any]] | None:
+    """The explicit deals, checked; ``hands``, the count, checked against them."""
+    if hands is not None and (isinstance(hands, bool) or not isinstance(hands, int)):
+        hint = " (to play explicit deals, pass deals=[...])" if _is_list(hands) else ""
+        raise TypeError(f"hands is a number of hands to play, got {type(hands).__name__}{hint}")
+    if hands is not None and hands < 1:
+        raise ValueError(f"hands must be at least 1, got {hands}")
+    if deals is None:
+        return None
+    if not _is_list(deals):
+        raise TypeError(
+            f"deals is a list of deals (each a list of every seat's cards), got "
+            f"{type(deals).__name__}"
+        )
+    dealt = [list(d) if _is_list(d) else d for d in deals]
+    if not dealt:
+        raise ValueError("deals: an empty list of deals")
+    for i, d in enumerate(dealt):
+        if not isinstance(d, list) or len(d) != players:
+            size = f"{len(d)} hands" if isinstance(d, list) else type(d).__name__
+            raise ValueError(
+                f"deals[{i}] has {size} for {players} players (deals is a "
+                "list of deals, each a list of every seat's cards)"
+            )
+    if hands is not None and hands != len(dealt):
+        raise ValueError(f"{len(dealt)} deals but hands={hands}: give one or the other")
+    return dealt
+
+
+def _is_list(value: Any) -> bool:
+    """Whether ``value`` is a collection of things (a list, a tuple, a generator...), not
+    one string of cards or a mapping."""
+    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping))
 
 
 def _rules(rules: RuleSet | str | None, players: int) -> RuleSet:
@@ -234,30 +245,40 @@ def _rules(rules: RuleSet | str | None, players: int) -> RuleSet:
     return rules
 
 
-class _Match:
-    """The play loop: the referee's order of messages, as hook calls."""
+class LocalMatch:
+    """The in-process seats of one match and its play loop: the referee's order of
+    messages, as hook calls; every answer judged by :mod:`bigtwo.judge`.
+
+    :func:`play_local` plays a whole match with :meth:`play`; the Gymnasium environment
+    (:class:`bigtwo.env.BigTwoGymEnv`) steps the same seats itself, a turn at a time
+    (:meth:`hook`, :meth:`observe`, :meth:`move`, :meth:`hand_ended`)."""
 
     def __init__(
         self,
         game: Game,
-        bots: list[Any],
+        bots: Sequence[Any],
         names: tuple[str, ...],
-        max_strikes: int,
-        strict: bool,
-        writer: rec.RecordWriter | None,
+        max_strikes: int = 3,
+        strict: bool = False,
+        writer: rec.RecordWriter | None = None,
     ) -> None:
         self.game = game
-        self.bots = bots
+        self.bots = list(bots)
         self.names = names
-        self.max_strikes = max_strikes
         self.strict = strict
         self.writer = writer
         self.faults: list[LocalFault] = []
-        self.strikes = [0] * len(bots)
-        self.forfeited = [False] * len(bots)
+        self.standings = [Standing(max_strikes) for _ in self.bots]
+        """Each seat's strikes and forfeit, kept by the judge's rules."""
         self.turns = 0
+        """Turns played so far, the referee's included."""
         # each seat's finished hands as it was told them (only its own remaining cards)
-        self.results: list[tuple[HandResult, ...]] = [() for _ in bots]
+        self.results: list[tuple[HandResult, ...]] = [() for _ in self.bots]
+
+    @property
+    def forfeited(self) -> tuple[bool, ...]:
+        """Per seat: it has forfeited (the fallback policy plays it)."""
+        return tuple(st.forfeited for st in self.standings)
 
     def observe(self, seat: int, acting: bool) -> Observation:
         """What ``seat`` is shown: :meth:`Observation.of`, made as the network client makes
@@ -310,10 +331,7 @@ class _Match:
             result = g.results[-1]
             if self.writer:
                 self.writer(rec.hand_end_event(result))
-            for s, bot in enumerate(self.bots):
-                mine = seat_result(result, s)
-                self.results[s] += (mine,)
-                self.hook(bot, "on_hand_end", mine)
+            self.hand_ended(result)
             if g.match_over:
                 break
             if deals is None:
@@ -324,20 +342,24 @@ class _Match:
         if self.writer:
             self.writer(rec.match_end_event(LocalResult(
                 self.names, scores, places, tuple(g.results), tuple(self.faults),
-                tuple(self.forfeited), self.turns, g,
+                self.forfeited, self.turns, g,
             ).to_dict()))  # fmt: skip
         for bot in self.bots:
             self.hook(bot, "on_match_end", scores, places)
 
+    def hand_ended(self, result: HandResult, skip: int | None = None) -> None:
+        """Tell every seat (but ``skip``) its view of the hand that just ended."""
+        for s, bot in enumerate(self.bots):
+            mine = seat_result(result, s)
+            self.results[s] += (mine,)
+            if s != skip:
+                self.hook(bot, "on_hand_end", mine)
+
     def turn(self) -> None:
         g = self.game
         s = g.turn
-        self.turns += 1
         start = time.perf_counter()
-        move = None if self.forfeited[s] else self.ask(s)
-        by_referee = move is None
-        if move is None:  # the seat has forfeited, or its answer was a fault
-            move = referee_move(g.legal_moves(), self.forfeited[s])
+        move, by_referee = self.move()
         ms = (time.perf_counter() - start) * 1000
         hand = g.hand_no
         g.apply(move)
@@ -347,49 +369,49 @@ class _Match:
         for bot in self.bots:
             self.hook(bot, "on_event", action)
 
+    def move(self) -> tuple[Move, bool]:
+        """The move of the seat to move, counted as a turn: its bot's answer when the judge
+        finds it legal, else the referee's (and whether it is the referee's)."""
+        g = self.game
+        s = g.turn
+        self.turns += 1
+        standing = self.standings[s]
+        move = None if standing.forfeited else self.ask(s)
+        if move is None:  # the seat has forfeited, or its answer was a fault
+            return standing.referee_move(g), True
+        return move, False
+
     def ask(self, s: int) -> Move | None:
         """The seat's move, judged as the referee judges it; None after a fault."""
-        g = self.game
         bot = self.bots[s]
         try:
-            answer = bot.act(self.observe(s, acting=True))
+            returned = bot.act(self.observe(s, acting=True))
+            if self.strict:
+                encode_move(returned)  # InvalidReturn, raised where it happened
+            answer = Answer.of(returned)
         except Exception as exc:
             if self.strict:
                 raise
             log.error("act() raised:\n%s", traceback.format_exc())
-            detail = describe_error(exc, folder_of(bot))[:1000]
-            self.fault(s, "crash", f"the bot's act() raised: {detail}")
-            return None
-        try:
-            is_pass, ids = encode_move(answer)
-        except InvalidReturn as exc:
-            if self.strict:
-                raise
-            self.fault(s, "illegal", f"the bot returned no play: {exc}"[:1000])
-            return None
-        move: Any = PASS if is_pass else [CARDS[i] for i in ids]
-        if isinstance(answer, Combination) and answer.rules is g.rules:
-            move = answer  # the same cards, judged the same: without classifying them again
-        try:
-            return g.validate(move)
-        except IllegalMoveError as exc:
-            if self.strict:
-                raise
-            shown = "pass" if move is PASS else " ".join(str(c) for c in move)
-            self.fault(s, "illegal", f"{shown}: {exc.reason}")
-            return None
+            answer = Answer.raised(describe_error(exc, folder_of(bot))[:1000])
+        verdict = judge(self.game, answer)
+        if verdict.move is not None:
+            return verdict.move
+        if self.strict and verdict.refusal is not None:
+            raise verdict.refusal
+        assert verdict.fault is not None
+        self.fault(s, verdict.fault, verdict.detail)
+        return None
 
     def fault(self, s: int, kind: str, detail: str) -> None:
         """Record a fault and a strike (``max_strikes`` forfeit), tell the seat."""
         fault = LocalFault(kind, s, self.game.hand_no, self.turns, detail[:500])
         self.faults.append(fault)
-        self.strikes[s] += 1
-        if self.strikes[s] >= self.max_strikes:
-            self.forfeited[s] = True
+        standing = self.standings[s]
+        standing.charge(kind, self.game.hand_no)
         if self.writer:
-            self.writer(rec.fault_event(s, fault.to_dict(), self.strikes[s], self.forfeited[s]))
+            self.writer(rec.fault_event(s, fault.to_dict(), standing.strikes, standing.forfeited))
         self.hook(self.bots[s], "on_fault", kind, fault.detail)
-        return None
 
 
 def match_start_observation(rules: RuleSet, seat: int) -> Observation:

@@ -149,6 +149,7 @@ class Observation:
     def describe(self, move: Any) -> str:
         """A move in words: ``pair of 9s (9D 9S)``, ``pass``."""
         if isinstance(move, Combination) or getattr(move, "is_pass", False):
-            return move.describe()
+            words: str = move.describe()
+            return words
         combo = self.rules.classify(move)
         return combo.describe() if combo else f"not a combination: {move}"

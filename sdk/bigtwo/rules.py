@@ -164,6 +164,14 @@ class RuleSet:
                 return name
         return None
 
+    @property
+    def tables(self) -> Tables:
+        """This rule set's lookup tables (:class:`bigtwo.combos.Tables`), built once when
+        the rules are made: each card's ``strength``, ``classify`` on card ids, every
+        combination of a hand (``groups``, ``fives``).  The engine reads them; so may a
+        search bot that needs them at speed (they are shared: never change them)."""
+        return self._tables
+
     # ----- cards ------------------------------------------------------------------------
     def strength(self, card: int) -> int:
         """0 (weakest) … 51 (strongest): rank first, then suit in this rule set's order."""

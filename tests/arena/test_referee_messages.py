@@ -8,7 +8,7 @@ from arena.referee.seat import Fault, Seat, SeatSpec
 from arena.referee.time_control import TimeControl
 from bigtwo import PASS, Game, RuleSet
 from bigtwo.cards import parse_cards
-from bigtwo.local import default_move, fallback_move
+from bigtwo.judge import default_move, fallback_move
 
 
 def test_a_played_turn_tells_the_wire_and_the_record_the_same_move():

@@ -67,9 +67,9 @@ def test_the_expert_plays_full_matches_through_the_referee_without_a_fault(mix, 
 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_experts_play_outs_follow_the_engine_move_for_move(mix):
-    """The search's own rules (a bitmask play-out) agree with the engine: every move its
-    policies make (the others' default policy, its own seat's planned play) is legal in
-    the engine, and the two states stay the same."""
+    """The search plays its play-outs on the engine (a clone of the deal's game), and every
+    move its policies make (the others' default policy, its own seat's planned play) is
+    one of the engine's legal moves."""
     module = sys.modules[Expert.__module__]
     rules = MIXES[mix]
     planner = module.Planner(rules)
@@ -77,25 +77,22 @@ def test_the_experts_play_outs_follow_the_engine_move_for_move(mix):
         game = Game.from_hands(rules, deal(rules, "sim", d))
         obs = game.observation(game.turn)
         search = module.Search(obs, game.must_include, random.Random(d), module.Singles(rules))
-        masks = [sum(1 << c for c in game.hand(s)) for s in range(rules.players)]
-        sim = module.Sim(rules, masks, search.deal_groups(masks), search.fast)
-        sim.trick, sim.last, sim.locked, sim.reversed = None, None, 0, False
-        sim.first_trick, sim.must_include, sim.turn = True, game.must_include, game.turn
+        masks = [game.cards_mask(s) for s in range(rules.players)]
+        world = search.world(masks)
+        assert world.hands == game.hands and world.turn == game.turn
+        sim = module.Sim(world.clone(), masks, search.deal_groups(masks), search.fast)
         # half the deals with no seat planning, half with seat d % players planning (and
         # in a quarter of them the other seats modelled as playing in units)
         sim.me, sim.planner = (-1, None) if d < 16 else (d % rules.players, planner)
         if d >= 24:  # the other seats modelled in units or at random
             sim.kinds = [0 if s == sim.me else 1 + (s + d) % 2 for s in range(rules.players)]
             sim.rng = random.Random(d)
-        while not game.hand_over:
+        while not sim.game.hand_over:
             move = sim.policy(sim.turn)
-            assert move in game.legal_moves(), (mix, d, move, game.legal_moves())
-            game.apply(move)
+            assert move in sim.game.legal_moves(), (mix, d, move, sim.game.legal_moves())
             winner = sim.apply(move)
-            assert (winner is not None) == game.hand_over
-            if winner is None:
-                assert sim.turn == game.turn and sim.trick == game.trick
-                assert sim.reversed == game.reversed and sim.first_trick == game.first_trick
+            assert (winner is not None) == sim.game.hand_over
+        assert world.history == game.history  # the play-out was the clone's alone
 
 
 class LowestFirst(Bot):
@@ -115,7 +112,7 @@ def test_the_expert_models_lowest_first_as_such_and_others_in_units_over_a_match
     rules = RuleSet.preset(preset)
     expert = Expert(seed=3, rollouts=3)
     bots = [expert, LowestFirst(), Heuristic(), RandomBot(seed=1)]
-    play_local(bots, rules, hands=[deal(rules, "kinds", i) for i in range(4)])
+    play_local(bots, rules, deals=[deal(rules, "kinds", i) for i in range(4)])
     assert expert.kinds() == [module.LOW, module.LOW, module.UNITS, module.UNITS]
 
 
@@ -151,7 +148,7 @@ def test_the_expert_searches_within_its_budget_and_the_allowance():
         return move
 
     expert.act = timed  # type: ignore[method-assign]
-    play_local([expert, Heuristic(), Heuristic(), Heuristic()], rules, hands=[deal(rules, 1)])
+    play_local([expert, Heuristic(), Heuristic(), Heuristic()], rules, deals=[deal(rules, 1)])
     assert expert.stats["deals"] > 0 and len(times) > 5
     assert sorted(times)[len(times) // 2] <= 30 + 5
     expert.move_ms = 40  # the referee's allowance: half of it at most
@@ -161,7 +158,7 @@ def test_the_expert_searches_within_its_budget_and_the_allowance():
 def test_the_heuristic_is_fast():
     rules = RuleSet.preset("hk")
     start = time.perf_counter()
-    result = play_local([Heuristic() for _ in range(4)], rules, hands=[deal(rules, 2)])
+    result = play_local([Heuristic() for _ in range(4)], rules, deals=[deal(rules, 2)])
     assert (time.perf_counter() - start) * 1000 / result.turns < 20
 
 
@@ -172,7 +169,7 @@ def test_the_expert_repeats_a_match_move_for_move_with_the_same_seed(preset):
 
     def moves(seed):  # type: ignore[no-untyped-def]
         bots = [Expert(seed=seed, rollouts=4), Heuristic(), Expert(seed=seed, rollouts=4)]
-        result = play_local([*bots, Heuristic()], rules, hands=deals)
+        result = play_local([*bots, Heuristic()], rules, deals=deals)
         return [(a.seat, str(a.move)) for a in result.game.history]
 
     assert moves(5) == moves(5)

@@ -79,15 +79,14 @@ def test_rank_suit_and_category_names_are_exported():
     assert "Rank.KING" in heuristic and "BOMBS" in heuristic
 
 
-def test_game_trick_is_the_one_name_and_current_is_a_deprecated_alias():
+def test_game_trick_is_the_one_name():
     g = Game(RuleSet.preset("hk"), seed=3)
     g.apply(g.legal_moves()[0])
     assert g.trick is not None and g.observation(g.turn).trick == g.trick
-    with pytest.warns(DeprecationWarning, match=r"Game\.current is deprecated: use Game\.trick"):
-        assert g.current is g.trick
+    assert not hasattr(g, "current")  # the deprecated alias is gone
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        g.trick  # noqa: B018 — the new name does not warn
+        g.trick  # noqa: B018 — the name does not warn
 
 
 def _check_order(obs: Observation) -> None:
@@ -156,7 +155,7 @@ def test_the_sdk_readme_is_a_guide_whose_examples_run(monkeypatch, capsys):
         "--logs",
         "--sandbox inproc",
         "## Common mistakes",
-        "DeprecationWarning",
+        "deals=[",
     ):
         assert topic in text, topic
     for name in Observation.__dataclass_fields__:

@@ -289,7 +289,7 @@ def test_policy_bot_plays_legally_in_a_match():
         return int(np.flatnonzero(mask == 0)[0])
 
     r = play_local([PolicyBot(illegal)] + ["sample_bots/random"] * 3, "hk",
-                   hands=[deal(RuleSet.preset("hk"), 1, 0)])  # fmt: skip
+                   deals=[deal(RuleSet.preset("hk"), 1, 0)])  # fmt: skip
     assert r.faults and "not legal" in r.faults[0].detail
 
 
@@ -344,7 +344,7 @@ def test_training_example_improves_on_its_initial_policy(tmp_path):
     policy.save(str(folder / "weights.npz"))
     rules = RuleSet.preset("hk")
     r = play_local([str(folder)] + ["sample_bots/random"] * 3, rules,
-                   hands=[deal(rules, "bot", d) for d in range(4)], strict=True)  # fmt: skip
+                   deals=[deal(rules, "bot", d) for d in range(4)], strict=True)  # fmt: skip
     assert r.names[0] == "reinforce" and not r.faults
 
 

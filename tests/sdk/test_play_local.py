@@ -19,7 +19,16 @@ from arena.ladder.duplicate import rotated_deals
 from arena.referee.service import RefereeServer
 from arena.referee.session import MatchSession, SeatSpec
 from arena.referee.time_control import TimeControl
-from bigtwo import PASS, Bot, IllegalMoveError, InvalidReturn, Observation, RuleSet, play_local
+from bigtwo import (
+    PASS,
+    Bot,
+    IllegalMoveError,
+    InvalidReturn,
+    Observation,
+    RuleSet,
+    deal,
+    play_local,
+)
 from bigtwo.client import play_match
 from bigtwo.loader import load_bot_class
 from bigtwo.record import RecordWriter, read_events
@@ -135,7 +144,7 @@ def assert_same_calls(wire: list, local: list, seat: int) -> None:
 def play_both(rules, seed, make, deals=None):
     wire_bots, local_bots = make(), make()
     summary = over_the_wire(rules, seed, wire_bots, deals)
-    result = play_local(local_bots, rules, seed=seed, hands=deals)
+    result = play_local(local_bots, rules, seed=seed, deals=deals)
     for seat, (w, lo) in enumerate(zip(wire_bots, local_bots, strict=True)):
         assert_same_calls(w.log, lo.log, seat)
     assert [s["score"] for s in summary["seats"]] == list(result.scores)
@@ -222,7 +231,7 @@ def test_record_is_accepted_by_arena_replay(tmp_path):
     Greedy = load_bot_class(str(ROOT / "sample_bots" / "greedy"))
     for name, kw in {
         "seed": {"seed": 11},
-        "deals": {"hands": rotated_deals(RuleSet.preset("hk"), ["r/0", "r/1"], 4)},
+        "deals": {"deals": rotated_deals(RuleSet.preset("hk"), ["r/0", "r/1"], 4)},
         "faults": {"seed": 12},
     }.items():
         path = tmp_path / f"{name}.jsonl"
@@ -278,10 +287,34 @@ def test_defaults_and_errors():
     assert play_local([greedy, Random], seed=3).names == ("greedy", "random")
     with pytest.raises(ValueError, match="3 bots for a 4-player game"):
         play_local([Random] * 3, "hk")
-    with pytest.raises(ValueError, match="hands is a list of deals"):
-        play_local([Random] * 4, hands=[["3D"], ["4D"], ["5D"], ["6D"]])
+    with pytest.raises(ValueError, match="deals is a list of deals"):
+        play_local([Random] * 4, deals=[["3D"], ["4D"], ["5D"], ["6D"]])
     with pytest.raises(TypeError, match="is not a bot"):
         play_local([object()] * 4)
+
+
+def test_hands_is_a_count_as_on_the_command_line():
+    """``hands=N`` plays N hands (``arena match --hands N``); explicit deals are
+    ``deals=[...]``, and a list given as ``hands`` is refused with a word on why."""
+    Random = load_bot_class(str(ROOT / "sample_bots" / "random"))
+    result = play_local([Random] * 4, seed=5, hands=3)
+    assert len(result.hands) == 3 and result.game.match_over
+    assert result.game.rules.match_end == "hands" and result.game.rules.match_end_value == 3
+    dealt = [deal(RuleSet.preset("hk"), "d", i) for i in range(2)]
+    assert len(play_local([Random] * 4, deals=dealt).hands) == 2
+    assert len(play_local([Random] * 4, deals=dealt, hands=2).hands) == 2
+    assert len(play_local([Random] * 4, deals=iter(dealt)).hands) == 2  # any iterable
+    with pytest.raises(TypeError, match=r"hands is a number of hands.*deals="):
+        play_local([Random] * 4, hands=dealt)
+    for wrong in (True, 2.0, "3"):
+        with pytest.raises(TypeError, match="hands is a number of hands"):
+            play_local([Random] * 4, hands=wrong)
+    with pytest.raises(ValueError, match="hands must be at least 1"):
+        play_local([Random] * 4, hands=0)
+    with pytest.raises(ValueError, match="2 deals but hands=3"):
+        play_local([Random] * 4, deals=dealt, hands=3)
+    with pytest.raises(TypeError, match="deals is a list of deals"):
+        play_local([Random] * 4, deals=5)
 
 
 def test_strict_raises_the_bots_error_where_it_happened():

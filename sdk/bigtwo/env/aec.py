@@ -50,7 +50,7 @@ def rules_of(rules: str | RuleSet | Mapping[str, Any]) -> RuleSet:
     raise TypeError(f"rules: a preset name, a RuleSet or a dict, got {type(rules).__name__}")
 
 
-class raw_env(AECEnv):  # PettingZoo's name for the unwrapped class
+class raw_env(AECEnv):  # type: ignore[misc]  # PettingZoo's name; AECEnv is untyped
     """Big Two as a PettingZoo AEC environment (see the module docstring).
 
     ``rules``: a preset name, a RuleSet or a dict of options.  ``seed``: the seed of the
@@ -101,12 +101,12 @@ class raw_env(AECEnv):  # PettingZoo's name for the unwrapped class
         self.game: Game | None = None
         """The engine's state (every hand: for tools and wrappers, not for policies)."""
 
-    def observation_space(self, agent: str) -> spaces.Space:
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
         """The agent's observation space (PettingZoo's API): the 499-number vector and the action
         mask, the same for every seat."""
         return self.observation_spaces[agent]
 
-    def action_space(self, agent: str) -> spaces.Space:
+    def action_space(self, agent: str) -> spaces.Space[Any]:
         """The agent's action space (PettingZoo's API): one index per move of any position, so a
         policy's output layer has a fixed size (docs/env.md)."""
         return self.action_spaces[agent]
@@ -171,7 +171,7 @@ class raw_env(AECEnv):  # PettingZoo's name for the unwrapped class
             return
         g = self.game
         assert g is not None
-        move = self._legal.get(int(action)) if action is not None else None  # type: ignore[arg-type]
+        move = self._legal.get(int(action)) if action is not None else None
         if move is None:
             raise ValueError(
                 f"{sel}: action {action!r} is not legal now (legal: {sorted(self._legal)})"

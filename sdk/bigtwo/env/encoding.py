@@ -248,7 +248,7 @@ class PublicState:
 
     def __init__(self, rules: RuleSet) -> None:
         self.players = rules.players
-        self._strength = rules._tables.strength
+        self._strength = rules.tables.strength
         self.played = bytearray(2 * self.players * 52)
         """Byte ``52 * seat + strength`` is 1 for each card ``seat`` played in this hand;
         the rows are there twice (seat and seat + players), so every rotation is a slice."""
@@ -289,7 +289,7 @@ class Encoder:
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
         self.players = rules.players
-        self._strength = rules._tables.strength
+        self._strength = rules.tables.strength
         template = bytearray(OBS_SIZE)
         template[_RULES:] = bytes(int(x) for x in rules_block(rules))
         self.template = bytes(template)

@@ -29,7 +29,7 @@ from .. import samples
 from ..bot import Bot
 from ..game import Game
 from ..loader import load_bot_class
-from ..local import _Match, match_start_observation, referee_move, seat_result
+from ..local import LocalMatch, match_start_observation
 from ..rules import RuleSet
 from .aec import raw_env
 
@@ -107,7 +107,7 @@ class BigTwoGymEnv(gymnasium.Env):
         self.observation_space = self.aec.observation_space(agent)
         self.action_space = self.aec.action_space(agent)
         self._seat_rng = np.random.default_rng(seed)
-        self._judge: _Match | None = None
+        self._judge: LocalMatch | None = None
 
     # ----- the table ----------------------------------------------------------------------
     def _seated(self) -> list[Bot]:
@@ -135,8 +135,7 @@ class BigTwoGymEnv(gymnasium.Env):
         self.aec.reset(seed=seed, options=options)
         g = self.game
         bots = self._seated()
-        self._judge = _Match(g, bots, tuple(b.display_name for b in bots),
-                             self.max_strikes, False, None)  # fmt: skip
+        self._judge = LocalMatch(g, bots, tuple(b.display_name for b in bots), self.max_strikes)
         self._hands_seen = 0
         for s, bot in enumerate(bots):
             if s != self.seat:
@@ -146,7 +145,7 @@ class BigTwoGymEnv(gymnasium.Env):
         obs = self._obs()
         return obs, {"action_mask": obs["action_mask"], "reward_before_first_turn": reward}
 
-    def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
+    def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the other seats' moves until its next turn or the
         episode's end; the reward is the learner's score from that stretch."""
         g = self.game
@@ -189,11 +188,7 @@ class BigTwoGymEnv(gymnasium.Env):
         if len(g.results) > hands_before:
             result = g.results[-1]
             reward = float(result.scores[self.seat])
-            for s, bot in enumerate(judge.bots):
-                mine = seat_result(result, s)
-                judge.results[s] += (mine,)
-                if s != self.seat:
-                    judge.hook(bot, "on_hand_end", mine)
+            judge.hand_ended(result, skip=self.seat)
             if self._done:
                 scores, places = tuple(g.scores), tuple(g.places())
                 for s, bot in enumerate(judge.bots):
@@ -210,11 +205,7 @@ class BigTwoGymEnv(gymnasium.Env):
         assert judge is not None
         reward = 0.0
         while not self._done and g.turn != self.seat:
-            s = g.turn
-            judge.turns += 1
-            move = None if judge.forfeited[s] else judge.ask(s)
-            if move is None:
-                move = referee_move(g.legal_moves(), judge.forfeited[s])
+            move, _ = judge.move()
             reward += self._apply(self.aec.encode(move))
         return reward
 

@@ -8,8 +8,10 @@ At each real decision it
    card weaker than the opening card was never dealt), and weighs each deal by the passes
    seen (a lowest-first seat that passed on a single or a pair held nothing to beat it: a
    deal that says otherwise is kept only now and then);
-2. plays every candidate move on that deal and the rest of the hand out under exactly the
-   engine's rules (every option of docs/rules.md), each seat by a policy:
+2. plays every candidate move on that deal and the rest of the hand out on the engine
+   itself (``Game.from_observation`` builds the deal's game from the observation,
+   ``Game.clone`` copies it for each candidate, ``Game.apply`` plays every move: every
+   option of docs/rules.md, with no copy of the rules here), each seat by a policy:
 
    - its own seat plays the heuristic bot's way (:class:`Planner`: the hand split into
      five-card hands, triples, pairs and singles; the lowest unit led, top cards held,
@@ -44,9 +46,9 @@ import random
 import time
 from bisect import bisect_right
 
-from bigtwo import BOMBS, PASS, Bot, hand_scores
+from bigtwo import BOMBS, PASS, Bot, Game
 from bigtwo.cards import CARDS, cards_from_mask
-from bigtwo.combos import FOUR_OF_A_KIND, reversed_key
+from bigtwo.combos import reversed_key
 
 DEFAULT_BUDGET_MS = 100
 TWO = 12
@@ -61,28 +63,52 @@ PASS_EVIDENCE = 0.15
 
 
 class Sim:
-    """One hand from the current position on, on one deal of the hidden cards: the state
-    the engine keeps (hands as masks, the trick, who played it, locks, revolution, first
-    trick) and a move loop that applies the rules exactly as ``bigtwo.Game`` does."""
+    """One hand from the current position on, on one deal of the hidden cards: an engine
+    game (``game``, the deal's own copy) that the policies below play out, each move
+    applied by the engine (``Game.apply``: exactly the referee's rules).  The policies read
+    the position from the game; their own tables (each seat's combinations, made once per
+    deal from the deal's cards) are kept here."""
 
-    __slots__ = (
-        "counts", "dealt", "fast", "first_trick", "groups", "kinds", "last", "locked", "masks",
-        "me", "must_include", "n", "planner", "reversed", "rng", "rules", "tables", "trick",
-        "turn",
-    )  # fmt: skip
+    __slots__ = ("dealt", "fast", "game", "groups", "kinds", "me", "n", "planner", "rng", "rules",
+                 "tables")  # fmt: skip
 
-    def __init__(self, rules, masks, groups, fast):
+    def __init__(self, game, masks, groups, fast):
+        self.game = game
         self.fast = fast
-        self.rules = rules
-        self.tables = rules._tables
-        self.n = rules.players
-        self.dealt = masks
-        self.masks = list(masks)
-        self.counts = [m.bit_count() for m in masks]
+        self.rules = game.rules
+        self.tables = game.rules.tables
+        self.n = game.rules.players
+        self.dealt = masks  # the deal's cards: what each seat's combinations are made from
         self.groups = groups  # per seat: [singles, pairs, triples, fives or None]
         self.planner = None  # my own seat's plan (None: the default policy)
         self.kinds = None  # per seat: LOW, UNITS or RANDOM (None: every seat LOW)
         self.rng = None
+        self.me = -1
+
+    # the position, as the engine keeps it
+    @property
+    def trick(self):
+        return self.game.trick
+
+    @property
+    def turn(self):
+        return self.game.turn
+
+    @property
+    def reversed(self):
+        return self.game.reversed
+
+    @property
+    def first_trick(self):
+        return self.game.first_trick
+
+    @property
+    def must_include(self):
+        return self.game.must_include
+
+    @property
+    def counts(self):
+        return self.game.counts
 
     def group(self, seat, index):
         g = self.groups[seat]
@@ -98,7 +124,7 @@ class Sim:
 
     def weakest_beating(self, seat, trick):
         """The seat's weakest held combination of the trick's size that beats it."""
-        hand = self.masks[seat]
+        hand = self.game.cards_mask(seat)
         size = len(trick.cards)
         if size == 1 and not self.reversed:  # the commonest case, on masks
             above = hand & self.fast.stronger[trick.key]
@@ -126,7 +152,7 @@ class Sim:
         return None
 
     def held(self, seat, index):
-        hand = self.masks[seat]
+        hand = self.game.cards_mask(seat)
         return [c for c in self.group(seat, index) if c.mask & hand == c.mask]
 
     def bombs(self, seat):
@@ -142,7 +168,8 @@ class Sim:
     def lone_two_blocks(self, seat):
         if not self.rules.no_lone_two_finish:
             return False
-        lone = [m != 0 and m & (m - 1) == 0 and m.bit_length() > 4 * TWO for m in self.masks]
+        masks = [self.game.cards_mask(s) for s in range(self.n)]
+        lone = [m != 0 and m & (m - 1) == 0 and m.bit_length() > 4 * TWO for m in masks]
         return lone[seat] and not all(lone)
 
     def policy(self, seat):
@@ -169,10 +196,10 @@ class Sim:
                 if self.kinds[seat] == RANDOM:
                     return self.at_random(seat)
                 return self.in_units(seat)
-            low = self.fast.weakest(self.masks[seat])
+            low = self.fast.weakest(self.game.cards_mask(seat))
             if seat == self.me:  # shed the weakest card with the most company
                 bit = low.mask
-                hand = self.masks[seat]
+                hand = self.game.cards_mask(seat)
                 for index in (3, 2, 1):
                     for c in self.group(seat, index):
                         if c.mask & bit and c.mask & hand == c.mask:
@@ -215,7 +242,7 @@ class Sim:
         for s in range(self.n):
             if s == seat or (teams and s % 2 == seat % 2):
                 continue
-            hand = self.masks[s]
+            hand = self.game.cards_mask(s)
             if size == 1:
                 if hand & stronger[combo.key]:
                     return False
@@ -232,7 +259,7 @@ class Sim:
     def planned(self, seat):
         """My own seat's play: the heuristic bot's way, on its plan of the hand (a unit
         is a planned five-card hand, triple, pair or single; top cards are held back)."""
-        units = self.planner.units(self.masks[seat])
+        units = self.planner.units(self.game.cards_mask(seat))
         danger = self.danger(seat)
         trick = self.trick
         if trick is None:
@@ -277,7 +304,7 @@ class Sim:
         lowest-first): it leads its lowest rank as a whole (a pair, a triple), keeps kings,
         aces and 2s, follows with a rank it holds exactly as many of as the trick needs,
         and breaks a set only near the end.  Five-card hands: the default policy."""
-        hand = self.masks[seat]
+        hand = self.game.cards_mask(seat)
         trick = self.trick
         danger = self.danger(seat)
         cards = self.counts[seat]
@@ -356,36 +383,11 @@ class Sim:
         return combo
 
     def apply(self, move):
-        """Apply ``move`` for the seat to move (legal: from legal_moves or the policy)."""
-        s = self.turn
-        n = self.n
-        if move is PASS:
-            if self.trick is None:  # handing the lead on (no_lone_two_finish)
-                self.turn = (s + 1) % n
-                self.must_include = None
-                return None
-            if self.rules.pass_locks_out:
-                self.locked |= 1 << s
-        else:
-            self.masks[s] &= ~move.mask
-            self.counts[s] -= len(move.cards)
-            self.must_include = None
-            if self.rules.revolution and move.category is FOUR_OF_A_KIND:
-                self.reversed = not self.reversed
-            self.trick = move
-            self.last = s
-            if self.counts[s] == 0:
-                return s
-        last = self.last
-        nxt = (s + 1) % n
-        while nxt != last and self.locked >> nxt & 1:
-            nxt = (nxt + 1) % n
-        if nxt == last:
-            self.trick = None
-            self.locked = 0
-            self.first_trick = False
-        self.turn = nxt
-        return None
+        """Apply ``move`` for the seat to move (the engine refuses an illegal one); the
+        hand's winner when it ends."""
+        game = self.game
+        game.apply(move)
+        return game.winner if game.hand_over else None
 
     def play_out(self):
         """Play the hand to its end with the default policy; the winner."""
@@ -417,7 +419,7 @@ class Planner:
     in lead order (the lowest top rank first, bigger units counting lower)."""
 
     def __init__(self, rules):
-        self.tables = rules._tables
+        self.tables = rules.tables
         self.strength = self.tables.strength
         self.triples = rules.allow_triples
         self.five = rules.five_card_hands
@@ -485,9 +487,9 @@ class Singles:
 
     def __init__(self, rules):
         self.rules = rules
-        strength = rules._tables.strength
+        strength = rules.tables.strength
         self.stronger = [sum(1 << c for c in range(52) if strength[c] > k) for k in range(52)]
-        self.single = [rules._tables.classify((c,)) for c in range(52)]
+        self.single = [rules.tables.classify((c,)) for c in range(52)]
         self.by_strength = sorted(range(52), key=strength.__getitem__)
         self.identity = self.by_strength == list(range(52))
         self.rank_masks = [0b1111 << (4 * r) for r in range(13)]
@@ -610,7 +612,7 @@ class ExpertBot(Bot):
             self.fast = Singles(observation.rules)
         search = Search(observation, self.opening, self.rng, self.fast)
         if os.environ.get("EXPERT_SELF", "plan") == "plan":
-            if self.planner is None or self.planner.tables is not observation.rules._tables:
+            if self.planner is None or self.planner.tables is not observation.rules.tables:
                 self.planner = Planner(observation.rules)
             search.planner = self.planner
         kinds = self.kinds()
@@ -630,11 +632,12 @@ class ExpertBot(Bot):
                 break
             masks = search.sample()
             groups = search.deal_groups(masks)
+            world = search.world(masks)
             scores = []
             for move in candidates:
                 if self.rollouts is None and time.perf_counter() >= deadline:
                     break
-                scores.append(search.rollout(masks, groups, move))
+                scores.append(search.rollout(world, masks, groups, move))
             if len(scores) < len(candidates):
                 partial = scores
                 break
@@ -682,7 +685,7 @@ def not_lowest_first(rules, actions, me):
     out = [False] * n
     if rules.revolution:
         return out
-    strength = rules._tables.strength
+    strength = rules.tables.strength
     counts = [rules.hand_size] * n
     trick = None  # the play to beat before each action
     for i, a in enumerate(actions):
@@ -717,7 +720,7 @@ class Search:
         self.rng = rng
         rules = observation.rules
         self.rules = rules
-        self.tables = rules._tables
+        self.tables = rules.tables
         n = rules.players
         self.n = n
         me = observation.seat
@@ -754,16 +757,6 @@ class Search:
         self.stronger = fast.stronger
         self.actions = actions
         self.evidence = self.passes(actions) if not rules.revolution else []
-        # the position
-        self.trick = observation.trick
-        self.last = observation.trick_owner
-        self.locked = 0
-        for s in observation.locked_out:
-            self.locked |= 1 << s
-        self.reversed = observation.reversed
-        self.must_include = observation.must_include
-        leads = sum(1 for a in actions if a.lead and a.move is not PASS)
-        self.first_trick = leads <= 1 and not (observation.trick is None and leads)
 
     def deviant(self, observation):
         """Per seat, whether this hand has already shown it is not lowest-first."""
@@ -831,23 +824,21 @@ class Search:
         (made when a play-out first needs them, from the deal's cards: :meth:`Sim.group`)."""
         return [self.my_groups if s == self.me else None for s in range(self.n)]
 
-    def rollout(self, masks, groups, move):
-        """The rule set's score of this seat after ``move`` and a default-policy play-out
-        on the deal ``masks`` (``groups``: its combinations, shared by the candidates)."""
-        sim = Sim(self.rules, masks, groups, self.fast)
-        sim.trick = self.trick
-        sim.last = self.last
-        sim.locked = self.locked
-        sim.reversed = self.reversed
-        sim.first_trick = self.first_trick
-        sim.must_include = self.must_include
-        sim.turn = self.me
+    def world(self, masks):
+        """The deal ``masks`` as an engine game: the observation's position and history,
+        every other seat holding its cards of the deal (``Game.from_observation``)."""
+        return Game.from_observation(self.obs, [cards_from_mask(m) for m in masks])
+
+    def rollout(self, world, masks, groups, move):
+        """The rule set's score of this seat after ``move`` and a play-out by the policies
+        on a copy of the deal's game ``world`` (``masks``: the deal's cards; ``groups``:
+        their combinations, shared by the candidates)."""
+        sim = Sim(world.clone(), masks, groups, self.fast)
         sim.me = self.me
         sim.planner = self.planner
         sim.kinds = self.kinds
         sim.rng = self.rng
         winner = sim.apply(move)
         if winner is None:
-            winner = sim.play_out()
-        left = [cards_from_mask(m) for m in sim.masks]
-        return hand_scores(self.rules, winner, left)[1][self.me]
+            sim.play_out()
+        return sim.game.results[-1].scores[self.me]  # the engine's scoring of the hand
