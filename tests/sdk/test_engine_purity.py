@@ -15,6 +15,8 @@ ENGINE = [
     "observation",
     "record",
     "jsontext",
+    "judge",
+    "answers",
 ]
 SDK = Path(__file__).resolve().parents[2] / "sdk" / "bigtwo"
 
