@@ -135,6 +135,7 @@ def test_what_a_hand_shows_never_flags_lowest_first_and_flags_the_heuristic(pres
     assert sum(flagged) >= 8  # the heuristic shows itself in most hands
 
 
+@pytest.mark.serial  # measures time
 def test_the_expert_searches_within_its_budget_and_the_allowance():
     rules = RuleSet.preset("hk")
     expert = Expert(seed=1, budget_ms=30)

@@ -277,6 +277,7 @@ class TimedBot(Bot):
 """
 
 
+@pytest.mark.serial  # measures time
 def test_latency_bot_move_to_screen(browser: Any, tmp_path: Path, live_server: Any) -> None:
     """From a bot's answer (the time its act() returns, written by the bot itself, run in
     the server's process by the inproc sandbox) to its cards on the screen (``shown``: the
