@@ -20,6 +20,7 @@ from ..ladder.leaderboard import counts
 from ..ladder.queries import bot_faults, fault_details, parse_bot, rating_history
 from ..ladder.store import Bot, BotVersion, FaultRow, Match, MatchRecord, MatchSeat
 from ..public_record import FaultKey, with_details
+from ..referee.results import MatchResult
 from ..replay_view import rules_summary
 from .contest import PUBLIC_SETTINGS, bot_versions, head_to_head, ladder_row, version_labels
 from .models import BotOwner, Upload, User
@@ -251,17 +252,17 @@ def bot_api(request: Request, who: Who, name: str) -> dict[str, Any]:
 
 # ----- matches --------------------------------------------------------------------------------
 def match_row(m: Match, labels: dict[int, str]) -> dict[str, Any]:
-    result = m.result or {}
-    seats = result.get("seats") or []
+    result = MatchResult.from_json(m.result) if m.result else None
+    seats = result.seats if result else ()
     return {
         "id": m.id,
         "status": m.status,
         "finished": m.finished.isoformat() if m.finished else None,
         "bots": [labels.get(v, str(v)) for v in m.seats],
-        "scores": [s.get("score") for s in seats],
-        "places": [s.get("place") for s in seats],
-        "forfeits": [bool(s.get("forfeit")) for s in seats],
-        "hands": len(result.get("hands") or []),
+        "scores": [s.score for s in seats],
+        "places": [s.place for s in seats],
+        "forfeits": [s.forfeit for s in seats],
+        "hands": len(result.hands) if result else 0,
     }
 
 
