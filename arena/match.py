@@ -40,7 +40,7 @@ def failed_to_start(summary: MatchResult) -> list[tuple[SeatResult, str]]:
         if seat.started:
             continue
         detail = next(
-            (f.detail or "" for f in seat.faults if f.kind in ("crash", "disconnect")),
+            (f.detail or f.reason or "" for f in seat.faults if f.kind in ("crash", "disconnect")),
             "it never connected",
         )
         out.append((seat, detail))

@@ -104,7 +104,7 @@ def run(coro):
 
 def honest_seats_clean(summary, bad=0):
     for s in summary.seats:
-        if s["seat"] != bad:
+        if s.seat != bad:
             assert s.faults == () and not s.forfeit
 
 
