@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pickle
 from typing import Any
 
 import pytest
 
 from arena.bots import resolve
 from arena.ladder.duplicate import rotated_deals
+from arena.ladder.running import Played
 from arena.match import by_rotation, failed_to_start, run_match, split_match
 from arena.public_record import public_summary
 from arena.referee.results import Fault, HandScore, MatchResult, SeatResult
@@ -52,6 +54,8 @@ def test_a_real_match_and_its_stored_forms_round_trip(played):
         same_json(public_summary(data))  # the ladder's stored (public) form
         assert MatchResult.from_json(data) == result
     assert [p.batch.index for p in forms[2:] if p.batch] == [0, 1]
+    played = Played(batch, [{"type": "turn", "hand": 0}], b"gz")  # as a Ray task returns it
+    assert pickle.loads(pickle.dumps(played)) == played
     assert batch.segments == 4 and batch.seats[0].forfeit_hands == ()
 
 
