@@ -17,6 +17,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from bigtwo import HandResult
+
 JSON = dict[str, Any]
 
 
@@ -91,6 +93,19 @@ class HandScore:
         out["scores"] = list(self.scores)
         out["cumulative"] = list(self.cumulative)
         return out
+
+    @classmethod
+    def of(cls, result: HandResult) -> HandScore:
+        """The engine's hand result, without the cards each seat kept."""
+        return cls(
+            hand=result.hand,
+            winner=result.winner,
+            scores=tuple(result.scores),
+            cumulative=tuple(result.cumulative),
+            winning_team=tuple(result.winning_team) if result.winning_team else None,
+            cards_left=tuple(result.cards_left),
+            penalties=tuple(result.penalties),
+        )
 
     @classmethod
     def from_json(cls, data: JSON) -> HandScore:

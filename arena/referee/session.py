@@ -421,7 +421,7 @@ class MatchSession:
             rules=self.rules.to_dict(),
             seed=self.seed,
             match_over=g.match_over,
-            hands=tuple(HandScore.from_json(r.to_dict()) for r in g.results),
+            hands=tuple(HandScore.of(r) for r in g.results),
             seats=tuple(
                 SeatResult(
                     seat=s.index,
