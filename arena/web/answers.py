@@ -102,12 +102,10 @@ class MatchesPage(Answer):
     matches: list[MatchRow]
 
 
-class Replay(BaseModel):
+class Replay(Answer):
     """The replay viewer's data (``arena.web.replay_data``): the header's facts, each
     seat, each hand with its cards and turns, the faults (public form, with a ``detail``
     only for whom may see it), and whether the record passed the engine's check."""
-
-    model_config = ConfigDict(extra="forbid")
 
     valid: bool
     problem: str | None
