@@ -102,6 +102,72 @@ class MatchesPage(Answer):
     matches: list[MatchRow]
 
 
+class ReplaySeat(Answer):
+    seat: int
+    name: str
+    team: str | None
+    """``A`` or ``B`` in a team game."""
+
+
+class ReplayTurn(Answer):
+    id: int | str
+    """The record's turn number (text, capped, when the record holds no number)."""
+    seat: int
+    cards: list[str] | None
+    """None for a pass."""
+    label: str
+    lead: bool
+    next: int | None
+    """The seat to move next (None at the hand's end)."""
+    left: int
+    """Cards the seat holds after it."""
+    by_referee: bool = False
+    """Present (true) only when the referee played it (a fault, a forfeited seat)."""
+    won: bool = False
+    """Present (true) only when it won the trick or ended the hand."""
+    locked: list[int] | None = None
+    """Present only while some seats are locked out of the trick."""
+    reversed: bool = False
+    """Present (true) only under a revolution."""
+
+
+class ReplayHandResult(Answer):
+    winner: int
+    winning_team: list[int] | None
+    cards_left: list[int]
+    penalties: list[int]
+    scores: list[int]
+    cumulative: list[int]
+
+
+class ReplayHand(Answer):
+    hand: int
+    leader: int
+    must_include: str | None
+    deal: list[list[str]]
+    turns: list[ReplayTurn]
+    result: ReplayHandResult | None
+
+
+class ReplayFault(Answer):
+    hand: int | None
+    at: int
+    """Turns of the hand played before it."""
+    seat: int | None
+    kind: str
+    reason: str
+    detail: str | None
+    """The bot's own words: for its owner and the organizer only (else null)."""
+    strike: bool
+    strikes: str
+    forfeited: bool
+
+
+class ReplayFinal(Answer):
+    scores: list[int]
+    places: list[int]
+
+
 class Replay(Answer):
     """The replay viewer's data (``arena.web.replay_data``): the header's facts, each
     seat, each hand with its cards and turns, the faults (public form, with a ``detail``
@@ -119,11 +185,11 @@ class Replay(Answer):
     revolution: bool
     deals: str
     """``seed`` or ``explicit`` (duplicate play)."""
-    seats: list[dict[str, Any]]
-    hands: list[dict[str, Any]]
-    faults: list[dict[str, Any]]
+    seats: list[ReplaySeat]
+    hands: list[ReplayHand]
+    faults: list[ReplayFault]
     faults_omitted: int
-    final: dict[str, Any] | None
+    final: ReplayFinal | None
 
 
 class MatchAnswer(Answer):

@@ -13,17 +13,21 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 from test_api import BOT, csrf_of, sign_in
+from test_replay_viewer import FaultyBot, SeededBot
 
 from arena.bots import bot_digest, bot_files, resolve
 from arena.ladder.queries import enter_bots, plan_ladder
 from arena.ladder.running import run_pending
 from arena.ladder.store import Match
 from arena.web.accounts import create_user
-from arena.web.answers import API_ANSWERS
+from arena.web.answers import API_ANSWERS, Replay
 from arena.web.app import create_app
 from arena.web.botstore import claim
 from arena.web.contest import WebConfig, update_settings
 from arena.web.models import User
+from arena.web.replay_data import replay_data
+from bigtwo import RuleSet, play_local
+from bigtwo.record import read_events
 
 RECORD = "/api/matches/{match_id}/record"
 
@@ -115,3 +119,17 @@ def test_every_live_answer_fits_its_type(contest: Any) -> None:
     )
     accepted = _fits(("POST", "/api/bots"), sent)
     _fits(("GET", "/api/uploads/{upload_id}"), org.get(accepted["status_url"]))
+
+
+def test_replays_with_faults_and_problems_fit_their_type(tmp_path: Path) -> None:
+    """The replay part of a match's answer, for what the contest above has none of: a
+    faulty bot's record (faults with their details, moves the referee played) and a record
+    that fails the engine's check."""
+    hk = RuleSet.preset("hk").replace(match_end="hands", match_end_value=3)
+    bots = [SeededBot(1, "one"), FaultyBot(2, "faulty"), SeededBot(3), SeededBot(4)]
+    record = play_local(bots, hk, seed=11, record=tmp_path / "hk.jsonl").record
+    assert record is not None
+    data = replay_data([e for _, e in read_events(record)])
+    assert data["faults"] and any(t.get("by_referee") for h in data["hands"] for t in h["turns"])
+    Replay.model_validate(data)
+    Replay.model_validate(replay_data([{"type": "match", "rules": "nonsense"}]))  # a problem
