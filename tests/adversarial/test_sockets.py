@@ -92,9 +92,9 @@ def hostile_match(bot: Path, backend: str, tmp_path: Path, tmp: Path) -> dict:
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout)
-    assert result.match_over and result.sandbox == backend
-    for seat in result.seats[1:]:
-        assert seat.faults == () and not seat.forfeit, seat
+    assert result["match_over"] and result["sandbox"] == backend
+    for seat in result["seats"][1:]:
+        assert seat["faults"] == [] and not seat["forfeit"], seat
     assert replay(record).complete
     return result
 
@@ -104,9 +104,9 @@ def test_a_socket_flood_under_1024_descriptors(backend, tmp_path, short_tmp):
     tmp = short_tmp
     result = hostile_match(bot, backend, tmp_path, tmp)
     # the probe ran, tried thousands of connections, and every one was refused
-    faults = result.seats[0].faults
+    faults = result["seats"][0]["faults"]
     assert len(faults) == 1, faults
-    detail = faults[0].detail
+    detail = faults[0]["detail"]
     assert "BREACH" not in detail and "SOCKET PROBE" in detail, detail
     report = re.search(r"helpers=(\d+) attempts=(\d+) connected=(\d+) refused=(\{.*?\})", detail)
     assert report, detail
@@ -115,7 +115,7 @@ def test_a_socket_flood_under_1024_descriptors(backend, tmp_path, short_tmp):
     assert helpers >= 16 and attempts >= 1600 and connected == 0, detail
     assert sum(refused.values()) == attempts and "EMFILE" not in refused, detail
     time.sleep(0.3)
-    assert leftovers(result.match_id, bot.name) == []
+    assert leftovers(result["match_id"], bot.name) == []
     assert list(tmp.iterdir()) == []  # sockets and folders removed
 
 
@@ -138,14 +138,14 @@ def test_a_bot_opening_calls_over_its_connection_is_cut(backend, tmp_path, short
     match finishes and the other seats see nothing."""
     bot = BOTS / "stream_opener.py"
     result = hostile_match(bot, backend, tmp_path, short_tmp)
-    bad = result.seats[0]
-    assert bad.forfeit
-    got = _stream_report(" | ".join(f.detail for f in bad.faults))
+    bad = result["seats"][0]
+    assert bad["forfeit"]
+    got = _stream_report(" | ".join(f["detail"] for f in bad["faults"]))
     # one extra call written, none answered by the referee, and the connection is gone
     assert got["attempts"] >= 1 and got["served"] == 0 and got["cut"] == 1, got
     assert got["attempts"] + got["refused"] <= 3, got
     time.sleep(0.3)
-    assert leftovers(result.match_id, bot.name) == []
+    assert leftovers(result["match_id"], bot.name) == []
     assert list(short_tmp.iterdir()) == []
 
 
