@@ -25,6 +25,7 @@ import arena
 from arena.bots import resolve
 from arena.match import run_match
 from arena.record import replay
+from arena.referee.results import MatchResult
 from arena.referee.session import TimeControl
 from arena.sandbox import process
 
@@ -67,9 +68,10 @@ def needs_root_controller(name):
 # --- class 4: files, devices, uid, memory --------------------------------------------------
 
 
-def match_with(python: Path, bot: Path, cwd: Path, *extra: str) -> dict:
+def match_with(python: Path, bot: Path, cwd: Path, *extra: str) -> MatchResult:
     """``arena match`` of ``bot`` against three good bots, run by another interpreter (a
-    venv's) with the process sandbox; the result, after checking the good seats."""
+    venv's) with the process sandbox; the result (its ``--json``, read back), after
+    checking the good seats."""
     good = str(BOTS / "good.py")
     env = {**os.environ, "PYTHONPATH": str(Path(arena.__file__).parents[1])}  # arena only
     command = [str(python), "-m", "arena", "match", str(bot), good, good, good]
@@ -82,7 +84,7 @@ def match_with(python: Path, bot: Path, cwd: Path, *extra: str) -> dict:
         cwd=cwd,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    result = json.loads(proc.stdout.splitlines()[-1])
+    result = MatchResult.from_json(json.loads(proc.stdout.splitlines()[-1]))
     for seat in result.seats[1:]:
         assert seat.faults == (), seat
     return result
