@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import secrets
 import shutil
@@ -20,6 +21,7 @@ from bigtwo import RuleSet
 from .bots import BotSpec, as_authored, unique_names
 from .record import RecordWriter
 from .referee.match_folder import new_match_folder
+from .referee.results import Batch, Fault, HandScore, MatchResult, SeatResult
 from .referee.service import RefereeServer
 from .referee.session import MatchSession, SeatSpec, round_trip_stats
 from .referee.time_control import TimeControl
@@ -29,17 +31,17 @@ from .seatlogs import SeatLogs
 from .text import printable
 
 
-def failed_to_start(summary: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+def failed_to_start(summary: MatchResult) -> list[tuple[SeatResult, str]]:
     """The seats whose bot never sent its Hello (it ended before connecting, or never
     connected), each with the reason: an error to show its author, never a result to rate.
     A bot that said Hello and then left started: that is its forfeit, not a void match (or
     any bot could void the matches it dislikes)."""
     out = []
-    for seat in summary["seats"]:
-        if seat.get("connected", True):
+    for seat in summary.seats:
+        if seat.started:
             continue
         detail = next(
-            (f["detail"] for f in seat["faults"] if f["kind"] in ("crash", "disconnect")),
+            (f.detail or f.reason or "" for f in seat.faults if f.kind in ("crash", "disconnect")),
             "it never connected",
         )
         out.append((seat, detail))
@@ -55,79 +57,92 @@ def by_rotation(hands: int, rotations: int) -> list[list[int]]:
     return [list(range(r, hands, rotations)) for r in range(rotations)]
 
 
-def _running_totals(hands: list[dict[str, Any]], players: int) -> list[int]:
-    """Set each hand's ``cumulative`` from its ``scores`` in order; returns the totals."""
+def _running_totals(hands: list[HandScore], players: int) -> list[HandScore]:
+    """The hands with each one's ``cumulative`` made again from the ``scores`` in order."""
     running = [0] * players
+    out = []
     for hand in hands:
-        running = [a + b for a, b in zip(running, hand["scores"], strict=True)]
-        hand["cumulative"] = list(running)
-    return running
+        running = [a + b for a, b in zip(running, hand.scores, strict=True)]
+        out.append(dataclasses.replace(hand, cumulative=tuple(running)))
+    return out
 
 
-def _place(seats: list[dict[str, Any]]) -> None:
+def _totals(hands: list[HandScore], players: int) -> list[int]:
+    return list(hands[-1].cumulative) if hands else [0] * players
+
+
+def _placed(seats: list[SeatResult]) -> tuple[SeatResult, ...]:
     """Places by score, ties sharing one (as ``Game.places``)."""
-    for seat in seats:
-        seat["place"] = 1 + sum(1 for o in seats if o["score"] > seat["score"])
+    return tuple(
+        dataclasses.replace(seat, place=1 + sum(1 for o in seats if o.score > seat.score))
+        for seat in seats
+    )
+
+
+def _rules_of(rules: dict[str, Any] | None, hands: int) -> dict[str, Any] | None:
+    """A result's rules, its match end the number of hands it holds when counted in hands."""
+    if rules is None:
+        return None
+    rules = dict(rules)
+    if rules.get("match_end") == "hands":
+        rules["match_end_value"] = hands
+    return rules
 
 
 def merge_segments(
-    summaries: list[dict[str, Any]], segments: list[list[int]], turn_ms: list[float]
-) -> dict[str, Any]:
+    summaries: list[MatchResult], segments: list[list[int]], turn_ms: list[float]
+) -> MatchResult:
     """One match result from the results of its segments: hands numbered by their place in
     the deal list, scores summed, places from the totals, faults kept in play order, and a
     seat's forfeited hands listed (``forfeit_hands``) — a fresh instance that plays the next
     segment well is not marked for what an earlier instance did."""
     first = summaries[0]
-    hands: list[dict[str, Any]] = []
+    hands: list[HandScore] = []
     for summary, seg in zip(summaries, segments, strict=True):
-        for hand in summary["hands"]:
-            hands.append({**hand, "hand": seg[hand["hand"]]})
-    hands.sort(key=lambda h: h["hand"])
-    running = _running_totals(hands, len(first["seats"]))
+        for hand in summary.hands:
+            hands.append(dataclasses.replace(hand, hand=seg[hand.hand]))
+    hands.sort(key=lambda h: h.hand)
+    hands = _running_totals(hands, len(first.seats))
+    running = _totals(hands, len(first.seats))
     seats = []
-    for i, seat in enumerate(first["seats"]):
-        mine = [s["seats"][i] for s in summaries]
+    for i, seat in enumerate(first.seats):
+        mine = [s.seats[i] for s in summaries]
         forfeited: list[int] = []
-        faults: list[dict[str, Any]] = []
+        faults: list[Fault] = []
         for s, seg, summary in zip(mine, segments, summaries, strict=True):
             faults += [
-                {**f, "hand": seg[f["hand"]] if f.get("hand") is not None else None}
-                for f in s["faults"]
+                dataclasses.replace(f, hand=seg[f.hand] if f.hand is not None else None)
+                for f in s.faults
             ]
-            if s["forfeit"]:
-                played = len(summary["hands"])
-                since = s.get("forfeit_hand") or 0
+            if s.forfeit:
+                played = len(summary.hands)
+                since = s.forfeit_hand or 0
                 forfeited += [seg[h] for h in range(min(since, played), played)]
         forfeited.sort()
         seats.append(
-            {
-                **seat,
-                "score": running[i],
-                "penalty_points": sum(s["penalty_points"] for s in mine),
-                "forfeit": any(s["forfeit"] for s in mine),
-                "forfeit_hand": forfeited[0] if forfeited else None,
-                "forfeit_hands": forfeited,
-                "strikes": sum(s["strikes"] for s in mine),
-                "faults": faults,
-                "connected": all(s.get("connected", True) for s in mine),
-            }
+            dataclasses.replace(
+                seat,
+                score=running[i],
+                penalty_points=sum(s.penalty_points or 0 for s in mine),
+                forfeit=any(s.forfeit for s in mine),
+                forfeit_hand=forfeited[0] if forfeited else None,
+                forfeit_hands=tuple(forfeited),
+                strikes=sum(s.strikes for s in mine),
+                faults=tuple(faults),
+                connected=all(s.started for s in mine),
+            )
         )
-    _place(seats)
-    rules = dict(first["rules"])
-    if rules.get("match_end") == "hands":
-        rules["match_end_value"] = len(hands)
-    return {
-        **first,
-        "turn_round_trip": round_trip_stats(turn_ms),
-        "rules": rules,
-        "match_over": all(s["match_over"] for s in summaries),
-        "hands": hands,
-        "seats": seats,
-        "segments": len(segments),
-    }
+    return first.replace(
+        turn_round_trip=round_trip_stats(turn_ms),
+        rules=_rules_of(first.rules, len(hands)),
+        match_over=all(s.match_over for s in summaries),
+        hands=tuple(hands),
+        seats=_placed(seats),
+        segments=len(segments),
+    )
 
 
-def split_match(summary: dict[str, Any], sizes: list[int]) -> list[dict[str, Any]]:
+def split_match(summary: MatchResult, sizes: list[int]) -> list[MatchResult]:
     """The results of several matches played as one (see ``run_match``'s ``segments``: the
     ladder plays a batch of matches of one table so that each set of bot instances plays
     one rotation of all their deals): ``sizes[j]`` hands each, in deal-list order.
@@ -136,47 +151,43 @@ def split_match(summary: dict[str, Any], sizes: list[int]) -> list[dict[str, Any
     seat's faults go with the hand they happened in — one outside any hand (before the
     first, between segments) goes with the batch's first match, and a forfeit that cost
     no hand (the bot left after its last one) with the last.  ``batch`` says which."""
-    if sum(sizes) != len(summary["hands"]) or any(n <= 0 for n in sizes):
-        raise ValueError(f"{len(summary['hands'])} hands cannot be split as {sizes}")
+    if sum(sizes) != len(summary.hands) or any(n <= 0 for n in sizes):
+        raise ValueError(f"{len(summary.hands)} hands cannot be split as {sizes}")
     bounds = [sum(sizes[:j]) for j in range(len(sizes) + 1)]
     out = []
+    players = len(summary.seats)
     for j, (lo, hi) in enumerate(itertools.pairwise(bounds)):
-        hands = [{**h, "hand": h["hand"] - lo} for h in summary["hands"][lo:hi]]
-        running = _running_totals(hands, len(summary["seats"]))
+        hands = [dataclasses.replace(h, hand=h.hand - lo) for h in summary.hands[lo:hi]]
+        hands = _running_totals(hands, players)
+        running = _totals(hands, players)
         seats = []
-        for i, seat in enumerate(summary["seats"]):
-            lost = [h - lo for h in seat.get("forfeit_hands", []) if lo <= h < hi]
-            faults = [
-                {**f, "hand": f["hand"] - lo if f.get("hand") is not None else None}
-                for f in seat["faults"]
-                if (f.get("hand") is None and j == 0)
-                or (f.get("hand") is not None and lo <= f["hand"] < hi)
-            ]
-            left_after = seat["forfeit"] and not seat.get("forfeit_hands") and j == len(sizes) - 1
-            seats.append(
-                {
-                    **seat,
-                    "score": running[i],
-                    "penalty_points": sum(h["penalties"][i] for h in hands),
-                    "forfeit": bool(lost) or bool(left_after),
-                    "forfeit_hand": lost[0] if lost else (len(hands) if left_after else None),
-                    "forfeit_hands": lost,
-                    "strikes": sum(1 for f in faults if f.get("strike")),
-                    "faults": faults,
-                }
+        for i, seat in enumerate(summary.seats):
+            lost = [h - lo for h in seat.forfeit_hands or () if lo <= h < hi]
+            faults = tuple(
+                dataclasses.replace(f, hand=f.hand - lo if f.hand is not None else None)
+                for f in seat.faults
+                if (f.hand is None and j == 0) or (f.hand is not None and lo <= f.hand < hi)
             )
-        _place(seats)
-        rules = dict(summary["rules"])
-        if rules.get("match_end") == "hands":
-            rules["match_end_value"] = len(hands)
+            left_after = seat.forfeit and not seat.forfeit_hands and j == len(sizes) - 1
+            seats.append(
+                dataclasses.replace(
+                    seat,
+                    score=running[i],
+                    penalty_points=sum((h.penalties or ())[i] for h in hands),
+                    forfeit=bool(lost) or bool(left_after),
+                    forfeit_hand=lost[0] if lost else (len(hands) if left_after else None),
+                    forfeit_hands=tuple(lost),
+                    strikes=sum(1 for f in faults if f.strike),
+                    faults=faults,
+                )
+            )
         out.append(
-            {
-                **summary,
-                "rules": rules,
-                "hands": hands,
-                "seats": seats,
-                "batch": {"id": summary["match_id"], "index": j, "matches": len(sizes)},
-            }
+            summary.replace(
+                rules=_rules_of(summary.rules, len(hands)),
+                hands=tuple(hands),
+                seats=_placed(seats),
+                batch=Batch(summary.match_id, j, len(sizes)),
+            )
         )
     return out
 
@@ -198,7 +209,7 @@ async def run_match(
     all_must_start: bool = False,
     log_dir: Path | None = None,
     seat_time: dict[int, TimeControl] | None = None,
-) -> dict[str, Any]:
+) -> MatchResult:
     """Play one match; returns the result summary (see MatchSession.summary).
 
     ``all_must_start``: a bot that does not start (it ends before its Hello, its sandbox
@@ -355,17 +366,28 @@ async def run_match(
         else:
             played = plan[: len(summaries)]
             turn_ms = [t for session in sessions for t in session.turn_times_ms]
-            summary = {**merge_segments(summaries, played, turn_ms), "match_id": base_id}
+            summary = merge_segments(summaries, played, turn_ms).replace(match_id=base_id)
             if sessions[len(summaries) - 1].aborted:
-                summary["aborted"] = sessions[len(summaries) - 1].aborted
-        for seat, bot in zip(summary["seats"], bots, strict=True):
-            for fault in seat["faults"]:  # where in the author's files, not the sandbox's
-                fault["detail"] = as_authored(bot, fault["detail"])
-        summary["sandbox"] = box.name
-        summary["sandbox_limits"] = box.describe()["limits"]
+                summary = summary.replace(aborted=sessions[len(summaries) - 1].aborted)
+        summary = summary.replace(
+            seats=tuple(  # where in the author's files, not the sandbox's
+                dataclasses.replace(
+                    seat,
+                    faults=tuple(
+                        dataclasses.replace(f, detail=as_authored(bot, f.detail))
+                        if f.detail is not None
+                        else f
+                        for f in seat.faults
+                    ),
+                )
+                for seat, bot in zip(summary.seats, bots, strict=True)
+            ),
+            sandbox=box.name,
+            sandbox_limits=box.describe()["limits"],
+        )
         connected = [s.connected_at for s in sessions[0].seats if s.connected_at is not None]
         if len(connected) == len(sessions[0].seats):  # launch of the first bot → last Hello
-            summary["seats_ready_s"] = round(max(connected) - launched, 3)
+            summary = summary.replace(seats_ready_s=round(max(connected) - launched, 3))
         return summary
     finally:
         server.release_reserve()  # descriptors for stopping bots, whatever filled the table

@@ -26,6 +26,7 @@ from bigtwo import RuleSet
 
 from .bots import BotSpec, is_sample_bot
 from .match import failed_to_start, run_match
+from .referee.results import Fault
 from .referee.time_control import TimeControl
 
 VALIDATION_HANDS = 1
@@ -58,9 +59,9 @@ def needs_check(bot: BotSpec) -> bool:
     return not bot.remote and bot.path is not None and not is_sample_bot(bot)
 
 
-def _fault_text(fault: dict[str, Any]) -> str:
-    where = f"hand {fault['hand'] + 1}: " if isinstance(fault.get("hand"), int) else ""
-    return f"{where}{fault.get('kind', '?')}: {fault.get('detail', '')}"
+def _fault_text(fault: Fault) -> str:
+    where = f"hand {fault.hand + 1}: " if fault.hand is not None else ""
+    return f"{where}{fault.kind}: {fault.detail or ''}"
 
 
 async def validate(
@@ -85,16 +86,16 @@ async def validate(
         all_must_start=True,
         log_dir=log_dir,
     )
-    chosen = summary.get("sandbox", sandbox)
+    chosen = summary.sandbox or sandbox
     failed = failed_to_start(summary)
     if failed:
         return Validation(bot, False, f"it did not start: {failed[0][1]}", sandbox=chosen)
-    if summary.get("aborted"):
-        return Validation(bot, False, f"it did not start: {summary['aborted']}", sandbox=chosen)
+    if summary.aborted:
+        return Validation(bot, False, f"it did not start: {summary.aborted}", sandbox=chosen)
     warnings: list[str] = []
-    for seat in summary["seats"]:
-        faults = seat.get("faults", [])
-        if seat.get("forfeit"):
+    for seat in summary.seats:
+        faults = seat.faults
+        if seat.forfeit:
             last = _fault_text(faults[-1]) if faults else "it forfeited"
             return Validation(
                 bot, False, f"it forfeited its seat in a {hands}-hand check: {last}", sandbox=chosen

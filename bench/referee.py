@@ -178,7 +178,7 @@ def main() -> int:
     start = time.perf_counter()
     summary = asyncio.run(run_match(bots, rules, 1, TimeControl(), "process"))
     match_s = time.perf_counter() - start
-    rt = summary["turn_round_trip"]
+    rt = summary.turn_round_trip
     engine = engine_hands_per_second()
 
     def floor(times: list[float]) -> dict:

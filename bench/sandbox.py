@@ -41,7 +41,7 @@ async def one_match(sandbox: str, hands: int) -> tuple[float | None, float]:
     summary = await run_match(bots, rules, 1, TimeControl(), sandbox, on_hand_end=on_hand_end)
     # hands/s after start-up: from the end of hand 1 to the end of the last hand
     span = marks["last_hand_end"] - marks["first_hand_end"]
-    return summary.get("seats_ready_s"), (hands - 1) / span
+    return summary.seats_ready_s, (hands - 1) / span
 
 
 def main() -> int:

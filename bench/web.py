@@ -79,6 +79,7 @@ from arena.ladder.store import (
     RatingSnapshot,
     open_engine,
 )
+from arena.referee.results import MatchResult
 from arena.web.app import create_app
 from arena.web.contest import WebConfig, ensure_contest
 from bigtwo import RuleSet, play_local
@@ -292,7 +293,7 @@ def build(engine: Engine, n_bots: int, n_matches: int, n_snaps: int, seed: int =
             }
         )
         rows["s"] += [{"match_id": mid, "seat": s, "version_id": v} for s, v in enumerate(seats)]
-        for d, block in enumerate(block_totals(match, result, ROTATIONS)):
+        for d, block in enumerate(block_totals(match, MatchResult.from_json(result), ROTATIONS)):
             rows["d"].append(
                 {"match_id": mid, "index": d, "seed": str(deal_seeds[d]), "totals": block}
             )

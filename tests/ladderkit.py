@@ -25,6 +25,7 @@ from arena.ladder.store import (
     open_engine,
     save_match,
 )
+from arena.referee.results import MatchResult
 from arena.web.contest import WebConfig, ensure_contest
 
 Script = Callable[[int, int], Mapping[str, float]]
@@ -109,7 +110,8 @@ def play_script(
                     for s, n in enumerate(seats)
                 ],
             }
-            save_match(session, match, summary, block_totals(match, summary, rotations), [])
+            result = MatchResult.from_json(summary)  # the shape an older ladder stored
+            save_match(session, match, result, block_totals(match, result, rotations), [])
 
 
 # ----- the ladders the leaderboard's notes are tested on (arena.ladder.explain) ---------

@@ -27,7 +27,7 @@ from .common import _fail, _shown, ladder_app, open_db, open_ladder, store_error
 from .options import DbOpt
 
 if TYPE_CHECKING:  # the commands import arena.ladder.queries (SQLAlchemy) when they run
-    from ..ladder.queries import History
+    from ..ladder.history import History, RatingPoint
 
 LadderOpt = Annotated[str, typer.Option("--name", "--ladder", help="Ladder name.")]
 DETAIL_CAP = 300
@@ -187,13 +187,18 @@ def ladder_retire(
 SPARK = "▁▂▃▄▅▆▇█"
 
 
+def _elo(point: RatingPoint | None) -> float:
+    """A bot's Elo at a point in time (below everyone's when it has none then)."""
+    return -math.inf if point is None else point.elo
+
+
 def text_chart(history: History, console: Console, retired: set[str]) -> None:
     """Each bot's Elo over time as a line of blocks on one scale shared by all bots."""
     bots = sorted(
         {b for _, point in history for b in point},
-        key=lambda b: -history[-1][1].get(b, (-math.inf,))[0],
+        key=lambda b: -_elo(history[-1][1].get(b)),
     )
-    values = [v[0] for _, point in history for v in point.values()]
+    values = [v.elo for _, point in history for v in point.values()]
     lo, hi = min(values), max(values)
     table = Table(box=None, show_header=True, pad_edge=False)
     for col in ("bot", f"Elo from {history[0][0]} to {history[-1][0]} matches", "first", "last"):
@@ -204,9 +209,9 @@ def text_chart(history: History, console: Console, retired: set[str]) -> None:
             if b not in point:
                 spark += " "
             else:
-                level = 0 if hi == lo else round((point[b][0] - lo) / (hi - lo) * (len(SPARK) - 1))
+                level = 0 if hi == lo else round((point[b].elo - lo) / (hi - lo) * (len(SPARK) - 1))
                 spark += SPARK[level]
-        mine = [point[b][0] for _, point in history if b in point]
+        mine = [point[b].elo for _, point in history if b in point]
         table.add_row(
             _shown(b, 30) + (" (retired)" if b in retired else ""),
             spark,
@@ -232,7 +237,7 @@ def draw(history: History, title: str, out: Path, retired: set[str]) -> None:
 
     bots = sorted(
         {b for _, point in history for b in point},
-        key=lambda b: -history[-1][1].get(b, (-math.inf,))[0],
+        key=lambda b: -_elo(history[-1][1].get(b)),
     )
     fig, ax = plt.subplots(figsize=(9, 5.5), dpi=110)
     for b in bots:
@@ -241,12 +246,11 @@ def draw(history: History, title: str, out: Path, retired: set[str]) -> None:
         label = printable(b, 40).replace("$", r"\$")  # a name is text, never mathtext
         label += " (retired)" if b in retired else ""
         style = "--" if b in retired else "-"
-        line = ax.plot(xs, [y[0] for y in ys], style, marker="o", markersize=3, label=label)[0]
-        bounded = [y if y[3] else (y[0], math.nan, math.nan, False) for y in ys]
+        line = ax.plot(xs, [y.elo for y in ys], style, marker="o", markersize=3, label=label)[0]
         ax.fill_between(  # no band where the rating has no finite interval yet
             xs,
-            [y[1] for y in bounded],
-            [y[2] for y in bounded],
+            [y.low if y.in_field else math.nan for y in ys],
+            [y.high if y.in_field else math.nan for y in ys],
             color=line.get_color(),
             alpha=0.12,
             linewidth=0,

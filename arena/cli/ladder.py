@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
     from ..bots import BotSpec
+    from ..referee.results import MatchResult
     from ..validation import Validation
 
 
@@ -272,7 +273,7 @@ def ladder_run(
         played = [0]  # matches finished by this run, over its rounds
         total = [expected]
 
-        def on_done(_done: int, _round_total: int, _summary: dict) -> None:
+        def on_done(_done: int, _round_total: int, _summary: MatchResult) -> None:
             played[0] += 1
             done = played[0]
             minutes = (time.monotonic() - started) / 60

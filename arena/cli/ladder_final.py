@@ -4,7 +4,7 @@ separated or a budget is spent, then the standings marked final; ``--reopen`` un
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -20,6 +20,9 @@ from .common import (
     store_errors,
 )
 from .options import DbOpt
+
+if TYPE_CHECKING:  # the CLI imports the rest lazily (its start stays quick)
+    from ..referee.results import MatchResult
 
 
 @ladder_app.command("final")
@@ -139,7 +142,7 @@ def ladder_final(
     before = [final.view(engine, name).played]  # the phase's finished before this batch
     ran = [0]
 
-    def on_done(done: int, _total: int, _summary: dict) -> None:
+    def on_done(done: int, _total: int, _summary: MatchResult) -> None:
         ran[0] += 1
         minutes = (time.monotonic() - started) / 60
         rate = f", {ran[0] / minutes:.1f} matches/min" if minutes > 0 else ""

@@ -8,7 +8,7 @@ import secrets
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -44,6 +44,9 @@ from .options import (
     TlsDirOpt,
     TlsNameOpt,
 )
+
+if TYPE_CHECKING:  # the CLI imports the rest lazily (its start stays quick)
+    from ..referee.results import Fault, MatchResult
 
 
 @app.command()
@@ -247,7 +250,7 @@ def match(
         warn_host_packages(err, specs)
     got: list[int] = []
 
-    async def guarded() -> dict:
+    async def guarded() -> MatchResult:
         # Ctrl-C and SIGTERM cancel the match; run_match then stops every bot, closes the
         # record and removes the match folder before we exit.
         cancel_on_signals(got)
@@ -281,17 +284,15 @@ def match(
             code,
         ) from None
     if as_json:
-        sys.stdout.write(json.dumps(summary) + "\n")
-    elif not summary.get("aborted"):
+        sys.stdout.write(json.dumps(summary.to_json()) + "\n")
+    elif not summary.aborted:
         _print_standings(console, summary)
         _print_faults(console, summary)
         _print_logs(console, summary)
-        limits = ", ".join(f"{k} {v}" for k, v in summary.get("sandbox_limits", {}).items())
+        limits = ", ".join(f"{k} {v}" for k, v in (summary.sandbox_limits or {}).items())
         chosen = " (chosen by --sandbox auto)" if sandbox == "auto" else ""
-        console.print(
-            _shown(f"sandbox: {summary['sandbox']}{chosen}; limits per bot: {limits}", 1000)
-        )
-    if summary["sandbox"] == "process":
+        console.print(_shown(f"sandbox: {summary.sandbox}{chosen}; limits per bot: {limits}", 1000))
+    if summary.sandbox == "process":
         from ..sandbox.process import isolation_note
 
         note = isolation_note()
@@ -304,9 +305,9 @@ def match(
                 _labelled(
                     "error:",
                     "red",
-                    f"bot '{printable(s['bot'], 60)}' (seat {s['seat']}) failed to start: "
+                    f"bot '{printable(s.bot, 60)}' (seat {s.seat}) failed to start: "
                     f"{printable(detail, 600)}"
-                    + (f" (its output: {printable(s['log'], 300)})" if s.get("log") else ""),
+                    + (f" (its output: {printable(s.log, 300)})" if s.log else ""),
                 )
             )
         raise typer.Exit(3)
@@ -398,50 +399,50 @@ class _HandPrinter:
         self.console.print(Text(f"{result.hand + 1:>4}  {winner:<14}{cells}"))
 
 
-def _print_standings(console: Console, summary: dict) -> None:
+def _print_standings(console: Console, summary: MatchResult) -> None:
     from rich.table import Table
 
-    table = Table(title=_shown(f"Match {summary['match_id']} — final standings"))
+    table = Table(title=_shown(f"Match {summary.match_id} — final standings"))
     for col in ("place", "seat", "bot", "score", "forfeit", "faults"):
         table.add_column(col, justify="right" if col in ("place", "seat", "score") else "left")
-    if any(s["forfeit"] for s in summary["seats"]):
+    if any(s.forfeit for s in summary.seats):
         # a forfeited seat's points are partly the fallback's: never ranked above a bot
         # that played its own (a ladder rates it last)
         table.caption = "—: forfeited, listed last (the fallback played its seat since)"
-    playing = [s for s in summary["seats"] if not s["forfeit"]]  # placed among themselves
-    for s in sorted(summary["seats"], key=lambda s: (s["forfeit"], s["place"], s["seat"])):
+    playing = [s for s in summary.seats if not s.forfeit]  # placed among themselves
+    for s in sorted(summary.seats, key=lambda s: (s.forfeit, s.place, s.seat)):
         kinds: dict[str, int] = {}
-        for f in s["faults"]:
-            kinds[f["kind"]] = kinds.get(f["kind"], 0) + 1
+        for f in s.faults:
+            kinds[f.kind] = kinds.get(f.kind, 0) + 1
         faults = ", ".join(k if n == 1 else f"{k} ×{n}" for k, n in kinds.items())
         table.add_row(
-            "—" if s["forfeit"] else str(1 + sum(o["place"] < s["place"] for o in playing)),
-            str(s["seat"]),
-            _shown(s["bot"], 30),
-            f"{s['score']:+d}",
-            "yes" if s["forfeit"] else "",
+            "—" if s.forfeit else str(1 + sum(o.place < s.place for o in playing)),
+            str(s.seat),
+            _shown(s.bot, 30),
+            f"{s.score:+d}",
+            "yes" if s.forfeit else "",
             faults,
         )
     console.print(table)
 
 
-def _print_faults(console: Console, summary: dict, per_seat: int = 5) -> None:
+def _print_faults(console: Console, summary: MatchResult, per_seat: int = 5) -> None:
     """Each seat's faults with their reasons (the exception and where in the author's
     files, the refusal of a move), the same fault repeated shown once with its count and
     where it happened; a reason may quote the bot, so it is escaped and capped."""
-    seats = [s for s in summary["seats"] if s["faults"]]
+    seats = [s for s in summary.seats if s.faults]
     if not seats:
         return
     console.print("faults:")
     for s in seats:
-        same: dict[tuple[str, str], list[dict]] = {}
-        for f in s["faults"]:
-            same.setdefault((f["kind"], f["detail"]), []).append(f)
+        same: dict[tuple[str, str], list[Fault]] = {}
+        for f in s.faults:
+            same.setdefault((f.kind, f.detail or ""), []).append(f)
         for (kind, detail), faults in list(same.items())[:per_seat]:
             places = [
                 " ".join(
-                    ([] if f["hand"] is None else [f"hand {f['hand'] + 1}"])
-                    + ([] if f["turn"] is None else [f"turn {f['turn']}"])
+                    ([] if f.hand is None else [f"hand {f.hand + 1}"])
+                    + ([] if f.turn is None else [f"turn {f.turn}"])
                 )
                 or "outside a hand"
                 for f in faults[:3]
@@ -450,29 +451,26 @@ def _print_faults(console: Console, summary: dict, per_seat: int = 5) -> None:
             more = ", …" if len(faults) > 3 else ""
             console.print(
                 _shown(
-                    f"  seat {s['seat']} {printable(s['bot'], 40)}: {kind}{count} "
+                    f"  seat {s.seat} {printable(s.bot, 40)}: {kind}{count} "
                     f"({', '.join(places)}{more}): {printable(detail, 500)}",
                     700,
                 )
             )
         if len(same) > per_seat:
             console.print(
-                f"  seat {s['seat']}: {len(same) - per_seat} more different faults "
-                "(--json lists all)"
+                f"  seat {s.seat}: {len(same) - per_seat} more different faults (--json lists all)"
             )
 
 
-def _print_logs(console: Console, summary: dict) -> None:
+def _print_logs(console: Console, summary: MatchResult) -> None:
     """Where each seat's output was kept (``arena match --logs``)."""
-    seats = [s for s in summary["seats"] if s.get("log")]
+    seats = [(s, s.log) for s in summary.seats if s.log]
     if not seats:
         return
     console.print("logs (what each bot printed):")
-    for s in seats:
+    for s, log in seats:
         try:
-            size = f"{Path(s['log']).stat().st_size:,} bytes"
+            size = f"{Path(log).stat().st_size:,} bytes"
         except OSError:
             size = "missing"
-        console.print(
-            _shown(f"  seat {s['seat']} {printable(s['bot'], 40)}: {s['log']} ({size})", 700)
-        )
+        console.print(_shown(f"  seat {s.seat} {printable(s.bot, 40)}: {log} ({size})", 700))

@@ -23,6 +23,7 @@ from bigtwo import Bot, RuleSet, play_local
 
 from ..bots import BotSpec
 from ..match import by_rotation, run_match
+from ..referee.results import Fault, MatchResult
 from ..referee.time_control import TimeControl
 from .duplicate import rotated_deals
 from .sprt import SPRT
@@ -147,17 +148,17 @@ class Forfeited(Exception):
         self.which = which
 
 
-def _check_forfeit(summary: dict[str, Any], which: str, bot: BotSpec) -> None:
-    seat = summary["seats"][0]
-    if seat["forfeit"]:
-        last = seat["faults"][-1] if seat["faults"] else {"kind": "?", "detail": ""}
-        raise Forfeited(which, bot.name, f"{last['kind']}: {last['detail']}"[:300])
+def _check_forfeit(summary: MatchResult, which: str, bot: BotSpec) -> None:
+    seat = summary.seats[0]
+    if seat.forfeit:
+        last = seat.faults[-1] if seat.faults else Fault("?", detail="")
+        raise Forfeited(which, bot.name, f"{last.kind}: {last.detail or ''}"[:300])
 
 
-def _seat0_totals(summary: dict[str, Any], rotations: int, deals: int) -> list[float]:
+def _seat0_totals(summary: MatchResult, rotations: int, deals: int) -> list[float]:
     totals = [0.0] * deals
-    for hand in summary["hands"]:
-        totals[hand["hand"] // rotations] += hand["scores"][0]
+    for hand in summary.hands:
+        totals[hand.hand // rotations] += hand.scores[0]
     return totals
 
 

@@ -29,10 +29,10 @@ import math
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from ..referee.results import MatchResult
 from .leaderboard import FORFEITED, rated_totals, result_blocks
 from .ratings import _tie_orders
 
@@ -59,7 +59,7 @@ def _layout(g: int, blocks: int) -> np.dtype:
     )
 
 
-def match_digest(seats: Sequence[int], result: dict[str, Any], rotations: int) -> bytes:
+def match_digest(seats: Sequence[int], result: MatchResult, rotations: int) -> bytes:
     """The digest of a finished match (its seats' version ids, its stored result)."""
     group = sorted(set(int(v) for v in seats))
     g = len(group)
@@ -72,15 +72,15 @@ def match_digest(seats: Sequence[int], result: dict[str, Any], rotations: int) -
     record["header"] = np.frombuffer(HEADER.pack(FORMAT, g, len(blocks)), dtype="u1")
     record["group"] = group
     counts = record["counts"]
-    for hand in result["hands"]:
+    for hand in result.hands:
         for seat, vid in enumerate(seats):
-            record["points"][slot[int(vid)]] += hand["scores"][seat]
+            record["points"][slot[int(vid)]] += hand.scores[seat]
             counts[slot[int(vid)], 0] += 1
-    for seat in result["seats"]:
-        at = slot[int(seats[seat["seat"]])]
-        counts[at, 1] += seat["place"] == 1 and not seat["forfeit"]
-        counts[at, 2] += len(seat["faults"])
-        counts[at, 3] += bool(seat["forfeit"])
+    for held in result.seats:
+        at = slot[int(seats[held.seat])]
+        counts[at, 1] += held.place == 1 and not held.forfeit
+        counts[at, 2] += len(held.faults)
+        counts[at, 3] += bool(held.forfeit)
     for b, orders in enumerate(blocks):
         sets, won = record["sets"][b], record["won"][b]
         ahead = 0

@@ -44,6 +44,7 @@ from sqlalchemy.orm import Session
 
 from bigtwo import RuleSet
 
+from ..referee.results import MatchResult
 from .planning import deal_key, seating
 from .queries import StoreError, entrants, ladder_names, no_ladder
 from .ratings import separated
@@ -521,7 +522,7 @@ async def play_final_round(
     engine: Engine,
     name: str,
     jobs: int,
-    on_done: Callable[[int, int, dict[str, Any]], None] | None = None,
+    on_done: Callable[[int, int, MatchResult], None] | None = None,
     executor: str = "local",
     ray_address: str | None = None,
 ) -> bool | None:

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
+from ..referee.results import MatchResult, SeatResult
 from .duplicate import block_rankings
 from .explain import attach_order_notes
 from .ratings import Fit
@@ -162,10 +163,11 @@ def _unrated(
     return out
 
 
-def finished_result(match: Match) -> dict[str, Any]:
-    """A finished match's result (set with its status ``done``, in one transaction)."""
+def finished_result(match: Match) -> MatchResult:
+    """A finished match's result (set with its status ``done``, in one transaction), read
+    from its stored JSON (every shape ever stored: see ``MatchResult.from_json``)."""
     assert match.result is not None, f"match {match.id} is done without a result"
-    return match.result
+    return MatchResult.from_json(match.result)
 
 
 FORFEITED = float("-inf")
@@ -188,20 +190,18 @@ def match_blocks(match: Match, rotations: int) -> list[list[dict[int, float]]]:
 
 
 def result_blocks(
-    seats: list[int], result: dict[str, Any], rotations: int
+    seats: list[int], result: MatchResult, rotations: int
 ) -> list[list[dict[int, float]]]:
     """:func:`match_blocks` from a match's seats and result (what its digest is made of)."""
     lost = {  # the hands each seat's fallback played
-        s["seat"]: forfeited_hands(s, len(result["hands"]))
-        for s in result["seats"]
-        if s.get("forfeit")
+        s.seat: forfeited_hands(s, len(result.hands)) for s in result.seats if s.forfeit
     }
     by_deal: dict[int, dict[int, list[float]]] = {}
-    for hand in result["hands"]:
-        deal_no, rotation = divmod(hand["hand"], rotations)
+    for hand in result.hands:
+        deal_no, rotation = divmod(hand.hand, rotations)
         by_deal.setdefault(deal_no, {})[rotation] = [
-            FORFEITED if hand["hand"] in lost.get(seat, ()) else float(points)
-            for seat, points in enumerate(hand["scores"])
+            FORFEITED if hand.hand in lost.get(seat, ()) else float(points)
+            for seat, points in enumerate(hand.scores)
         ]
     blocks = []
     for deal_no in sorted(by_deal):
@@ -213,13 +213,13 @@ def result_blocks(
     return blocks
 
 
-def forfeited_hands(seat: dict[str, Any], hands: int) -> set[int]:
+def forfeited_hands(seat: SeatResult, hands: int) -> set[int]:
     """The hands a forfeited seat's fallback played: listed when each rotation had its own
     bot instances (``forfeit_hands``), else every hand from ``forfeit_hand`` on (older
     records without it: the whole match)."""
-    if "forfeit_hands" in seat:
-        return set(seat["forfeit_hands"])
-    return set(range(seat.get("forfeit_hand") or 0, hands))
+    if seat.forfeit_hands is not None:
+        return set(seat.forfeit_hands)
+    return set(range(seat.forfeit_hand or 0, hands))
 
 
 def rated_totals(blocks: list[list[dict[int, float]]], rotations: int) -> list[dict[int, float]]:

@@ -26,6 +26,7 @@ from bigtwo.record import decompress
 
 from ..public_record import FaultKey, fault_key
 from ..text import printable
+from .history import History, RatingPoint
 from .store import (
     Bot,
     BotVersion,
@@ -446,11 +447,6 @@ def _set_out(engine: Engine, ladder_id: int, bot: str, flag: str, value: bool) -
 
 
 # ----- rating history -----------------------------------------------------------------------
-History = list[tuple[int, dict[str, tuple[float, float, float, bool]]]]
-"""Points in time: (matches finished, bot → (Elo, low, high, in the main field)); outside
-the main field a rating has no finite interval (see ``ratings``), so none is drawn."""
-
-
 def retired_labels(engine: Engine, ladder_id: int) -> set[str]:
     """The labels of the ladder's retired versions."""
     with Session(engine) as session:
@@ -466,7 +462,7 @@ def from_snapshots(session: Session, ladder_id: int) -> History:
         .order_by(RatingSnapshot.id)
     ):
         point = {
-            r["bot"]: (r["elo"], r["elo_low"], r["elo_high"], r.get("in_field", True))
+            r["bot"]: RatingPoint(r["elo"], r["elo_low"], r["elo_high"], r.get("in_field", True))
             for r in snap.ratings
             if isinstance(r, dict) and r.get("elo") is not None
         }
@@ -503,7 +499,7 @@ def from_matches(session: Session, ladder_id: int, points: int) -> History:
             (
                 n,
                 {
-                    labels.get(r.bot, str(r.bot)): (r.elo, r.low, r.high, r.in_field)
+                    labels.get(r.bot, str(r.bot)): RatingPoint(r.elo, r.low, r.high, r.in_field)
                     for r in fit.ratings
                 },
             )

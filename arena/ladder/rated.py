@@ -26,13 +26,13 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from ..referee.results import MatchResult
 from .digests import Digests, block_totals, decode, empty, join, match_digest
 from .fitting import DigestFit, Evidence, fit_evidence
 from .ratings import Fit, Rating, openskill_state
@@ -333,9 +333,9 @@ def _backfill(session: Session, ladder: Ladder) -> list[tuple[int, bytes]]:
     return out
 
 
-def _result(match: Match) -> dict[str, Any]:
+def _result(match: Match) -> MatchResult:
     assert match.result is not None, f"match {match.id} is done without a result"
-    return match.result
+    return MatchResult.from_json(match.result)
 
 
 # ----- for the planner ---------------------------------------------------------------------

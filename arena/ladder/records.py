@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from bigtwo.record import compress
+from bigtwo.record import compress, match_end_event
 
 from ..public_record import public_events
+from ..referee.results import MatchResult
 
 STRUCTURE = ("match", "match_end", "aborted")
 """Events rebuilt for each match rather than copied."""
@@ -37,7 +38,7 @@ def _hand(event: dict[str, Any]) -> int | None:
 
 def split_record(
     events: list[dict[str, Any]],
-    parts: list[dict[str, Any]],
+    parts: list[MatchResult],
     match_ids: list[int | None],
 ) -> list[list[dict[str, Any]]]:
     """The events of each match of a batch: ``events`` the batch record's, ``parts`` each
@@ -58,17 +59,17 @@ def split_record(
     out = []
     lo = 0
     for j, (part, mid) in enumerate(zip(parts, match_ids, strict=True)):
-        n = len(part["hands"])
+        n = len(part.hands)
         rules = {**header["rules"], "match_end": "hands", "match_end_value": n}
         mine: list[dict[str, Any]] = [
             {
                 **header,
                 "match_id": f"ladder match {mid}" if mid is not None else header["match_id"],
                 "rules": rules,
-                "seed": part.get("seed", header.get("seed")),
+                "seed": part.seed if part.seed is not None else header.get("seed"),
                 "ladder": {
                     "match": mid,
-                    "batch": part.get("batch"),
+                    "batch": part.batch.to_json() if part.batch else None,
                     "played_as": "one referee session per rotation, by fresh bot instances; "
                     "shown as one game of this match's hands in deal order",
                 },
@@ -77,7 +78,7 @@ def split_record(
         mine[0].pop("segment", None)  # one game, not a rotation of the batch
         if j == 0:
             mine += loose
-        running = [0] * len(part["seats"])
+        running = [0] * len(part.seats)
         for h in range(lo, lo + n):
             for e in by_hand.get(h, []):
                 e = {**e, "hand": h - lo}
@@ -85,7 +86,7 @@ def split_record(
                     running = [a + b for a, b in zip(running, e["scores"], strict=True)]
                     e["cumulative"] = list(running)
                 mine.append(e)
-        mine.append({"type": "match_end", "hands": part["hands"], "seats": part["seats"]})
+        mine.append(match_end_event(part.to_json()))
         out.append(mine)
         lo += n
     return out
@@ -93,7 +94,7 @@ def split_record(
 
 def kept_records(
     events: list[dict[str, Any]],
-    parts: list[dict[str, Any]],
+    parts: list[MatchResult],
     match_ids: list[int | None],
 ) -> list[bytes | None]:
     """Each match's public record, compressed (``split_record``, ``public_events``,

@@ -16,6 +16,7 @@ import dataclasses
 import os
 import tempfile
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from bigtwo.record import read_events
 
 from ..bots import resolve
 from ..match import by_rotation, failed_to_start, run_match, split_match
+from ..referee.results import MatchResult
 from ..referee.time_control import TimeControl
 from .duplicate import rotated_deals
 from .planning import deal_key, deal_seed
@@ -40,16 +42,16 @@ rotation, an instance then plays as many hands as one instance played a whole ma
 instances were kept for the match (4 deals × 4 rotations)."""
 
 
-def block_totals(match: Match, summary: dict[str, Any], rotations: int) -> list[dict[str, float]]:
+def block_totals(match: Match, summary: MatchResult, rotations: int) -> list[dict[str, float]]:
     """Per deal, each version's points over the deal's rotations — per seat it held, so that
     an entrant repeated to fill the table (it then holds two seats) is not counted twice."""
     seats_held: dict[str, int] = {}
     for vid in match.seats:
         seats_held[str(vid)] = seats_held.get(str(vid), 0) + 1
     totals: list[dict[str, float]] = [{} for _ in match.deal_seeds]
-    for hand in summary["hands"]:
-        block = totals[hand["hand"] // rotations]
-        for seat, score in enumerate(hand["scores"]):
+    for hand in summary.hands:
+        block = totals[hand.hand // rotations]
+        for seat, score in enumerate(hand.scores):
             vid = str(match.seats[seat])
             block[vid] = block.get(vid, 0.0) + score / seats_held[vid]
     return totals
@@ -93,8 +95,15 @@ async def play_job(job: dict[str, Any]) -> Played:
     return (await play_batch([job]))[0]
 
 
-Played = tuple[dict[str, Any], list[dict[str, Any]], bytes | None]
-"""A played match: its summary, its moves, its record (gzip; None when aborted)."""
+@dataclass(frozen=True)
+class Played:
+    """A played match, as it comes back from wherever it was played (pickled by Ray)."""
+
+    result: MatchResult
+    moves: list[dict[str, Any]]
+    """Its ``turn`` events (the record's, hands numbered in this match)."""
+    record: bytes | None
+    """Its public record (gzip JSON Lines); None when aborted."""
 
 
 async def play_batch(jobs: list[dict[str, Any]]) -> list[Played]:
@@ -126,18 +135,18 @@ async def play_batch(jobs: list[dict[str, Any]]) -> list[Played]:
         )
         events = [event for _, event in read_events(record)]
     moves = [e for e in events if e["type"] == "turn"]
-    if summary.get("aborted"):
+    if summary.aborted:
         # a bot did not start, so none of it is kept (run_pending puts it back)
-        return [(summary, moves, None) for _ in jobs]
+        return [Played(summary, moves, None) for _ in jobs]
     parts = [summary] if len(jobs) == 1 else split_match(summary, sizes)
-    parts = [{**part, "seed": job["seed"]} for job, part in zip(jobs, parts, strict=True)]
+    parts = [part.replace(seed=job["seed"]) for job, part in zip(jobs, parts, strict=True)]
     kept = kept_records(events, parts, [j.get("match_id") for j in jobs])
     out: list[Played] = []
     lo = 0
     for part, record_j in zip(parts, kept, strict=True):
-        hi = lo + len(part["hands"])
+        hi = lo + len(part.hands)
         mine = [{**m, "hand": m["hand"] - lo} for m in moves if lo <= m["hand"] < hi]
-        out.append((part, mine, record_j))
+        out.append(Played(part, mine, record_j))
         lo = hi
     return out
 
@@ -164,7 +173,7 @@ def _save(
     engine: Engine,
     match_id: int,
     rotations: int,
-    summary: dict[str, Any],
+    summary: MatchResult,
     moves: list[dict[str, Any]],
     record: bytes | None = None,
 ) -> None:
@@ -233,7 +242,7 @@ async def run_pending(
     engine: Engine,
     ladder_name: str,
     jobs: int,
-    on_done: Callable[[int, int, dict[str, Any]], None] | None = None,
+    on_done: Callable[[int, int, MatchResult], None] | None = None,
     executor: str = "local",
     ray_address: str | None = None,
     key_prefix: str = "",
@@ -288,22 +297,22 @@ async def run_pending(
             started.update(batch)
             jobs_data = [_job(engine, ladder_id, mid) for mid in batch]
             results = await play(jobs_data)  # here or on Ray: back to this one writer
-        failed = failed_to_start(results[0][0])
+        failed = failed_to_start(results[0].result)
         if failed:  # its author's error, not a result: nothing is rated, the ladder stops
             for mid in batch:
                 _unplay(engine, mid)
             seat, detail = failed[0]
             raise BotCannotStart(
-                f"bot '{seat['bot']}' cannot start, so the ladder stopped and rated nothing "
+                f"bot '{seat.bot}' cannot start, so the ladder stopped and rated nothing "
                 f"of its match: {detail}",
-                bot=str(seat["bot"]),
+                bot=str(seat.bot),
             )
-        for mid, (summary, moves, record) in zip(batch, results, strict=True):
-            _save(engine, mid, rotations, summary, moves, record)
+        for mid, played in zip(batch, results, strict=True):
+            _save(engine, mid, rotations, played.result, played.moves, played.record)
             saved.add(mid)
             done += 1
             if on_done:
-                on_done(done, total, summary)
+                on_done(done, total, played.result)
 
     tasks = [asyncio.create_task(one(b)) for b in batches(pending, tables, jobs)]
     try:

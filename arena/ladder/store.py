@@ -38,6 +38,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, rela
 from bigtwo.record import ENCODING, decompress
 
 from ..public_record import public_summary
+from ..referee.results import MatchResult
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 log = logging.getLogger(__name__)
@@ -296,7 +297,7 @@ def add_version(session: Session, name: str, spec: str, digest: str) -> BotVersi
 def save_match(
     session: Session,
     match: Match,
-    summary: dict[str, Any],
+    summary: MatchResult,
     totals: list[dict[str, float]],
     moves: list[dict[str, Any]],
     record: bytes | None = None,
@@ -309,13 +310,16 @@ def save_match(
     if record is not None:
         session.add(MatchRecord(match_id=match.id, data=record, size=len(decompress(record))))
     match.finished = _now()
-    match.result = json.loads(json.dumps(public_summary(summary)))
+    public = public_summary(summary.to_json())
+    match.result = json.loads(json.dumps(public))
     ladder = session.get(Ladder, match.ladder_id)
     if ladder is not None:  # the ratings' digest of it, in the same transaction
         from .digests import match_digest
 
         try:
-            data = match_digest(list(match.seats), match.result, ladder.settings["rotations"])
+            data = match_digest(
+                list(match.seats), MatchResult.from_json(public), ladder.settings["rotations"]
+            )
         except (ValueError, KeyError, TypeError, IndexError) as exc:  # never lose the match
             log.warning("match %s kept without its digest: %s", match.id, exc)
         else:
@@ -336,16 +340,16 @@ def save_match(
                 ms=m["ms"],
             )
         )
-    for seat in summary["seats"]:
-        for f in seat["faults"]:
+    for seat in summary.seats:
+        for f in seat.faults:
             session.add(
                 FaultRow(
                     match_id=match.id,
-                    version_id=match.seats[seat["seat"]],
-                    seat=seat["seat"],
-                    kind=f["kind"],
-                    hand=f["hand"],
-                    turn=f["turn"],
-                    detail=f["detail"],
+                    version_id=match.seats[seat.seat],
+                    seat=seat.seat,
+                    kind=f.kind,
+                    hand=f.hand,
+                    turn=f.turn,
+                    detail=f.detail or "",
                 )
             )

@@ -35,6 +35,8 @@ from bigtwo.v1 import referee_pb2 as pb
 
 from ..text import printable
 from . import messages as msgs
+from .results import Fault as ResultFault
+from .results import HandScore, MatchResult, SeatResult
 from .seat import DISCONNECTED, INBOX_LIMIT, Fault, Seat, SeatSpec
 from .time_control import TimeControl
 
@@ -208,7 +210,7 @@ class MatchSession:
 
         await asyncio.gather(*(one(s) for s in self.seats))
 
-    async def run(self) -> dict[str, Any]:
+    async def run(self) -> MatchResult:
         """Play the whole match; returns the result summary."""
         try:
             await self.wait_for_seats()
@@ -235,7 +237,7 @@ class MatchSession:
                     game.next_hand(self.deals[game.hand_no + 1], independent=True)
             summary = self.summary()
             self.broadcast(msgs.match_end_message(game, self.seats), flush=True)
-            self.record(msgs.match_end_event(summary))
+            self.record(msgs.match_end_event(summary.to_json()))
             return summary
         finally:
             gc.unfreeze()  # a long-lived referee process must not keep them out for ever
@@ -244,11 +246,11 @@ class MatchSession:
                 await seat.drain()
                 seat.close()
 
-    def _abort(self, missing: list[Seat]) -> dict[str, Any]:
+    def _abort(self, missing: list[Seat]) -> MatchResult:
         """End the match before its first hand: these seats' bots never started."""
         names = ", ".join(f"seat {s.index} {s.spec.name}" for s in missing)
         self.aborted = f"not every bot started ({names}): no hand was played"
-        summary = {**self.summary(), "aborted": self.aborted}
+        summary = self.summary().replace(aborted=self.aborted)
         self.broadcast(msgs.match_end_message(self.game, self.seats), flush=True)
         self.record(msgs.aborted_event(self.aborted))
         return summary
@@ -363,33 +365,31 @@ class MatchSession:
         """Round trip per bot move (turn request queued → action received), in ms."""
         return round_trip_stats(self.turn_times_ms)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> MatchResult:
         g = self.game
         places = g.places()
-        return {
-            "turn_round_trip": self.turn_stats(),
-            "match_id": self.match_id,
-            "rules": self.rules.to_dict(),
-            "seed": self.seed,
-            "match_over": g.match_over,
-            "hands": [
-                {k: v for k, v in r.to_dict().items() if k != "remaining"} for r in g.results
-            ],
-            "seats": [
-                {
-                    "seat": s.index,
-                    "bot": s.spec.name,
-                    "score": g.scores[s.index],
-                    "penalty_points": g.penalty_totals[s.index],
-                    "place": places[s.index],
-                    "forfeit": s.forfeited,
-                    "forfeit_hand": s.forfeit_hand,
-                    "strikes": s.strikes,
-                    "faults": [f.to_dict() for f in s.faults],
+        return MatchResult(
+            turn_round_trip=self.turn_stats(),
+            match_id=self.match_id,
+            rules=self.rules.to_dict(),
+            seed=self.seed,
+            match_over=g.match_over,
+            hands=tuple(HandScore.of(r) for r in g.results),
+            seats=tuple(
+                SeatResult(
+                    seat=s.index,
+                    bot=s.spec.name,
+                    score=g.scores[s.index],
+                    penalty_points=g.penalty_totals[s.index],
+                    place=places[s.index],
+                    forfeit=s.forfeited,
+                    forfeit_hand=s.forfeit_hand,
+                    strikes=s.strikes,
+                    faults=tuple(ResultFault.from_json(f.to_dict()) for f in s.faults),
                     # a Hello was accepted: the bot started (whatever it did after)
-                    "connected": s.connected_at is not None,
-                }
-                | ({"log": s.spec.log} if s.spec.log else {})
+                    connected=s.connected_at is not None,
+                    log=s.spec.log or None,
+                )
                 for s in self.seats
-            ],
-        }
+            ),
+        )

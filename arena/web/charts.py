@@ -23,7 +23,7 @@ import numbers
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, TypeGuard
 
-from ..ladder.queries import History
+from ..ladder.history import History, RatingPoint
 from ..ladder.ratings import SEPARATED_P
 from ..text import printable
 
@@ -310,7 +310,8 @@ def _arrow(x: float, y: float, direction: int, colour: str, big: bool = False) -
 
 
 # ----- the rating over time -----------------------------------------------------------------
-Point = tuple[float, float, float, bool]
+Point = RatingPoint
+"""A point as drawn: its interval NaN where it has no finite one."""
 
 
 def _thin(history: History, most: int) -> History:
@@ -322,18 +323,18 @@ def _thin(history: History, most: int) -> History:
 
 
 def _usable(point: Any) -> Point | None:
-    """A history value as (Elo, low, high, in field), or None when its Elo is not a finite
-    number (such a point is skipped, never drawn at 0)."""
-    try:
-        elo, low, high, in_field = point
-    except (TypeError, ValueError):
+    """A history value as drawn (its interval NaN outside the main field), or None when it
+    is no rating or its Elo is not a finite number (such a point is skipped, never drawn
+    at 0)."""
+    if not isinstance(point, RatingPoint):
         return None
+    elo, low, high, in_field = point.elo, point.low, point.high, point.in_field
     if not _finite(elo):
         return None
     bounded = bool(in_field) and _finite(low) and _finite(high)
     if bounded:
         low, high = sorted((float(low), float(high)))
-    return (
+    return RatingPoint(
         float(elo),
         float(low) if bounded else math.nan,
         float(high) if bounded else math.nan,
@@ -353,7 +354,7 @@ def _pick_bots(history: History, bots: Sequence[str] | None) -> tuple[list[str],
                 continue
             v = _usable(value)
             if v is not None:
-                last[b] = (k == 0, v[0])
+                last[b] = (k == 0, v.elo)
     if bots is not None:
         chosen = [b for b in dict.fromkeys(bots) if b in last]
         return chosen[:MAX_LINES], len(chosen)
@@ -405,18 +406,18 @@ def rating_chart(
     x_lo, x_hi = float(min(xs)), float(max(xs))
     if x_hi - x_lo < 1:
         x_lo, x_hi = max(0.0, x_lo - 1), x_hi + 1
-    ys = [v[0] for pts in series.values() for _, v in pts if v[3]]
+    ys = [v.elo for pts in series.values() for _, v in pts if v.in_field]
     if not ys:  # nobody in the main field: show what there is
-        ys = [v[0] for pts in series.values() for _, v in pts]
+        ys = [v.elo for pts in series.values() for _, v in pts]
     y_lo, y_hi = min([*ys, 0.0]), max([*ys, 0.0])
     if bands:  # the bands too, but an early, very wide one is cut at the frame
         margin = max(50.0, 0.5 * (y_hi - y_lo))
         floor, ceiling = y_lo - margin, y_hi + margin
         for pts in series.values():
-            for _, (_, low, high, bounded) in pts:
-                if bounded:
-                    y_lo = min(y_lo, max(low, floor))
-                    y_hi = max(y_hi, min(high, ceiling))
+            for _, v in pts:
+                if v.in_field:
+                    y_lo = min(y_lo, max(v.low, floor))
+                    y_hi = max(y_hi, min(v.high, ceiling))
     span = y_hi - y_lo
     if span < 1e-9:
         y_lo, y_hi = y_lo - 50, y_hi + 50
@@ -467,11 +468,11 @@ def rating_chart(
     for i, b in enumerate(chosen):
         colour = PALETTE[i % len(PALETTE)]
         if bands:
-            for run in _runs([(n, v) for n, v in series[b]], lambda v: v[3]):
+            for run in _runs([(n, v) for n, v in series[b]], lambda v: v.in_field):
                 if len(run) < 2:
                     continue
-                upper = " ".join(f"{_n(px(n))},{_n(py(v[2]))}" for n, v in run)
-                lower = " ".join(f"{_n(px(n))},{_n(py(v[1]))}" for n, v in reversed(run))
+                upper = " ".join(f"{_n(px(n))},{_n(py(v.high))}" for n, v in run)
+                lower = " ".join(f"{_n(px(n))},{_n(py(v.low))}" for n, v in reversed(run))
                 body.append(
                     f'<polygon class="band" points="{upper} {lower}" fill="{colour}" '
                     f'fill-opacity="0.12" stroke="none"/>'
@@ -484,8 +485,8 @@ def rating_chart(
         solid: list[str] = []
         dotted: list[str] = []
         for (n0, v0), (n1, v1) in itertools.pairwise(pts):
-            seg = f"M{_n(px(n0))},{_n(py(v0[0]))} L{_n(px(n1))},{_n(py(v1[0]))}"
-            (solid if v0[3] and v1[3] else dotted).append(seg)
+            seg = f"M{_n(px(n0))},{_n(py(v0.elo))} L{_n(px(n1))},{_n(py(v1.elo))}"
+            (solid if v0.in_field and v1.in_field else dotted).append(seg)
         body.append(f'<g class="series" data-rank="{i + 1}">')
         if solid:
             body.append(
@@ -499,7 +500,8 @@ def rating_chart(
             )
         # a dot with its numbers at every point in time, or at the last only when there
         # are many (each dot costs ~200 bytes of page; the line shows the shape)
-        for n, (elo, low, high, bounded) in pts if len(pts) <= MAX_DOTS else pts[-1:]:
+        for n, v in pts if len(pts) <= MAX_DOTS else pts[-1:]:
+            elo, low, high, bounded = v.elo, v.low, v.high, v.in_field
             cx, cy = px(n), py(elo)
             if bounded:
                 tip = f"{name}: Elo {_elo(elo)} ({_elo(low)} to {_elo(high)}) after {n} matches"
@@ -536,7 +538,7 @@ def rating_chart(
             f'font-size="11">top {len(chosen)} of {total} bots</text>'
         )
     notes = ["band: 95% interval"] if bands else []
-    if any(not v[3] for pts in series.values() for _, v in pts):
+    if any(not v.in_field for pts in series.values() for _, v in pts):
         notes.insert(0, "open dot: no finite rating yet")
     for k, note in enumerate(reversed(notes)):
         body.append(

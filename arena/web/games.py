@@ -22,6 +22,7 @@ from bigtwo import RuleSet
 from bigtwo.record import compress
 
 from ..public_record import public_events
+from ..referee.results import MatchResult
 from .models import HumanGame, now
 from .replay_data import stored_events
 from .rules_text import nearest_preset
@@ -44,14 +45,14 @@ def started(engine: Engine, table: Table) -> None:
         )
 
 
-def ended(engine: Engine, table: Table, summary: dict[str, Any] | None, record: bytes) -> None:
+def ended(engine: Engine, table: Table, summary: MatchResult | None, record: bytes) -> None:
     result: dict[str, Any] = {}
-    if summary is not None and not summary.get("aborted"):
-        seats = summary.get("seats", [])
+    if summary is not None and not summary.aborted:
+        seats = summary.seats
         result = {
-            "scores": [s.get("score") for s in seats],
-            "places": [s.get("place") for s in seats],
-            "forfeited": [bool(s.get("forfeit")) for s in seats],
+            "scores": [s.score for s in seats],
+            "places": [s.place for s in seats],
+            "forfeited": [s.forfeit for s in seats],
         }
     with Session(engine) as session, session.begin():
         game = session.get(HumanGame, table.id)

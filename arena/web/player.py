@@ -47,7 +47,6 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
@@ -65,6 +64,7 @@ from ..ladder.queries import (
 )
 from ..ladder.running import BotCannotStart, run_pending
 from ..ladder.store import Entry, Ladder
+from ..referee.results import MatchResult
 from ..referee.time_control import TimeControl
 from ..sandbox.base import SandboxUnavailable
 from .botstore import bot_folder, collect_refused, finish_upload, unpack
@@ -423,7 +423,7 @@ class Player:
         if not pending:
             return False
 
-        def on_done(_done: int, _total: int, _summary: dict[str, Any]) -> None:
+        def on_done(_done: int, _total: int, _summary: MatchResult) -> None:
             self._standings_event.set()
 
         self._playing = True

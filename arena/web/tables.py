@@ -37,6 +37,7 @@ from bigtwo.record import RecordError, compress, read_events
 
 from ..bots import BotSpec, is_sample_bot, resolve, sample_names
 from ..match import run_match
+from ..referee.results import MatchResult
 from ..referee.time_control import TimeControl
 from ..text import printable
 from .human import HumanSeat, epoch_ms
@@ -152,7 +153,7 @@ class Table:
         def reveal(_session: Any, result: Any) -> None:
             self._reveals[result.hand] = [[str(c) for c in cs] for cs in result.remaining]
 
-        summary: dict[str, Any] | None = None
+        summary: MatchResult | None = None
         with tempfile.TemporaryDirectory(prefix="arena-play-") as tmp:
             record = Path(tmp) / "match.jsonl"
             try:
@@ -195,9 +196,9 @@ class Table:
                 events = [event for _, event in read_events(record)]
             except RecordError:  # none written (the match never started)
                 events = []
-        if summary is not None and summary.get("aborted"):
+        if summary is not None and summary.aborted:
             self.status = "failed"
-            self._publish({"type": "error", "why": printable(summary["aborted"], 300)})
+            self._publish({"type": "error", "why": printable(summary.aborted, 300)})
         elif summary is not None:
             self.status = "over"
         with contextlib.suppress(Exception):
@@ -209,13 +210,13 @@ class Table:
             forward.cancel()
         if not self._held and self.status == "over" and summary is not None:
             # the seat left before the end (its page closed): the end is the referee's
-            seats = summary["seats"]
+            seats = summary.seats
             self._held.append(
                 {
                     "type": "match_end",
-                    "scores": [s["score"] for s in seats],
-                    "places": [s["place"] for s in seats],
-                    "forfeited": [bool(s["forfeit"]) for s in seats],
+                    "scores": [s.score for s in seats],
+                    "places": [s.place for s in seats],
+                    "forfeited": [s.forfeit for s in seats],
                     "replay_url": self.replay_url,
                 }
             )
@@ -412,7 +413,7 @@ class Tables:
     sandbox: str
     time_control: TimeControl
     store_start: Callable[[Table], None]
-    store_end: Callable[[Table, dict[str, Any] | None, bytes], None]
+    store_end: Callable[[Table, MatchResult | None, bytes], None]
     limits: PlayLimits | None = None
     live: dict[str, Table] = field(default_factory=dict)
 

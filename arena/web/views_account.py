@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from . import answers
 from .accounts import (
     AccountError,
     attempt_keys,
@@ -211,8 +212,8 @@ def drop_token(request: Request, who: Who, token_id: int, csrf: Csrf = "") -> Re
     return RedirectResponse("/account", status_code=303)
 
 
-@router.get("/api/me", tags=["account"])
-def me(who: Who) -> dict[str, Any]:
+@router.get("/api/me", tags=["account"], response_model=answers.Me)
+def me(who: Who) -> Response:
     """Who the API token (or session) belongs to."""
     account = require_account(who)
-    return {"name": account.name, "role": account.role}
+    return answers.answer({"name": account.name, "role": account.role})

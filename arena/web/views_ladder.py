@@ -20,7 +20,9 @@ from ..ladder.leaderboard import counts
 from ..ladder.queries import bot_faults, fault_details, parse_bot, rating_history
 from ..ladder.store import Bot, BotVersion, FaultRow, Match, MatchRecord, MatchSeat
 from ..public_record import FaultKey, with_details
+from ..referee.results import MatchResult
 from ..replay_view import rules_summary
+from . import answers
 from .contest import PUBLIC_SETTINGS, bot_versions, head_to_head, ladder_row, version_labels
 from .models import BotOwner, Upload, User
 from .pages import render
@@ -125,8 +127,8 @@ def leaderboard_fragment(request: Request, who: Who) -> Response:
     )
 
 
-@router.get("/api/leaderboard", tags=["ladder"])
-def leaderboard_api(request: Request, who: Who) -> dict[str, Any]:
+@router.get("/api/leaderboard", tags=["ladder"], response_model=answers.LeaderboardAnswer)
+def leaderboard_api(request: Request, who: Who) -> Response:
     """The leaderboard as ``arena ladder show --json`` has it, with each bot's owner.  A row
     ranked above the next with fewer points a hand carries ``order_note``: why, as one line
     (``text``; ``parts`` the same with each bot name a piece of its own) and the counts it
@@ -134,7 +136,7 @@ def leaderboard_api(request: Request, who: Who) -> dict[str, Any]:
     marker when the standings are final (when, k, budget, matches, separated, stopped, top),
     ``final_phase``: the final evaluation under way (k, budget, started, played), each null
     otherwise."""
-    return standings_data(request)
+    return answers.answer(standings_data(request))
 
 
 # ----- bots -----------------------------------------------------------------------------------
@@ -241,27 +243,27 @@ def bot_page(request: Request, who: Who, name: str) -> Response:
     return render(request, who, "bot.html", data)
 
 
-@router.get("/api/bots/{name}", tags=["bots"])
-def bot_api(request: Request, who: Who, name: str) -> dict[str, Any]:
+@router.get("/api/bots/{name}", tags=["bots"], response_model=answers.BotAnswer)
+def bot_api(request: Request, who: Who, name: str) -> Response:
     """A bot's versions, standing, results against each opponent (deals met, deals ahead,
     mean lead per deal, and P(stronger) from the ratings), recent matches, faults; fault
     details and upload logs for its owner and the organizer only."""
-    return bot_data(request, who, name)
+    return answers.answer(bot_data(request, who, name))
 
 
 # ----- matches --------------------------------------------------------------------------------
 def match_row(m: Match, labels: dict[int, str]) -> dict[str, Any]:
-    result = m.result or {}
-    seats = result.get("seats") or []
+    result = MatchResult.from_json(m.result) if m.result else None
+    seats = result.seats if result else ()
     return {
         "id": m.id,
         "status": m.status,
         "finished": m.finished.isoformat() if m.finished else None,
         "bots": [labels.get(v, str(v)) for v in m.seats],
-        "scores": [s.get("score") for s in seats],
-        "places": [s.get("place") for s in seats],
-        "forfeits": [bool(s.get("forfeit")) for s in seats],
-        "hands": len(result.get("hands") or []),
+        "scores": [s.score for s in seats],
+        "places": [s.place for s in seats],
+        "forfeits": [s.forfeit for s in seats],
+        "hands": len(result.hands) if result else 0,
     }
 
 
@@ -310,13 +312,11 @@ def matches_page(request: Request, who: Who, bot: BotFilter = None, page: Page =
     return render(request, who, "matches.html", matches_data(request, bot or None, page))
 
 
-@router.get("/api/matches", tags=["matches"])
-def matches_api(
-    request: Request, who: Who, bot: BotFilter = None, page: Page = 1
-) -> dict[str, Any]:
+@router.get("/api/matches", tags=["matches"], response_model=answers.MatchesPage)
+def matches_api(request: Request, who: Who, bot: BotFilter = None, page: Page = 1) -> Response:
     """Finished matches, newest first, 50 a page; ``bot`` keeps one bot's (``NAME`` or
     ``NAME@vN``)."""
-    return matches_data(request, bot or None, page)
+    return answers.answer(matches_data(request, bot or None, page))
 
 
 def _record_events(
@@ -388,16 +388,26 @@ def match_page(request: Request, who: Who, match_id: int) -> Response:
     return render(request, who, "match.html", match_data(request, who, match_id))
 
 
-@router.get("/api/matches/{match_id}", tags=["matches"])
-def match_api(request: Request, who: Who, match_id: int) -> dict[str, Any]:
+@router.get("/api/matches/{match_id}", tags=["matches"], response_model=answers.MatchAnswer)
+def match_api(request: Request, who: Who, match_id: int) -> Response:
     """A finished match: its result and the replay data the viewer draws (every hand's
     cards, every turn), re-validated against the rules (``replay.valid``).  A fault's
     ``detail`` (the bot's own words) only for its owner and the organizer; everyone sees
     its ``kind`` and ``reason``."""
-    return match_data(request, who, match_id)
+    return answers.answer(match_data(request, who, match_id))
 
 
-@router.get("/api/matches/{match_id}/record", tags=["matches"])
+@router.get(
+    "/api/matches/{match_id}/record",
+    tags=["matches"],
+    response_class=Response,
+    responses={
+        200: {
+            "description": "The record, one JSON event a line",
+            "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+        }
+    },
+)
 def match_record_api(request: Request, who: Who, match_id: int) -> Response:
     """The match's record as JSON Lines, as ``arena replay FILE`` takes it: its public
     form, for everyone (faults by kind, place and reason; no details)."""
@@ -432,10 +442,10 @@ def rules_page(request: Request, who: Who) -> Response:
     return render(request, who, "rules.html", rules_data(request))
 
 
-@router.get("/api/rules", tags=["ladder"])
-def rules_api(request: Request, who: Who) -> dict[str, Any]:
+@router.get("/api/rules", tags=["ladder"], response_model=answers.RulesAnswer)
+def rules_api(request: Request, who: Who) -> Response:
     """The contest's rule set (``RuleSet.to_dict``), in words, and its public settings."""
-    return rules_data(request)
+    return answers.answer(rules_data(request))
 
 
 # ----- the API's own page -----------------------------------------------------------------

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Depends, File, Form, HTTPException, Request, Uplo
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
+from . import answers
 from .archive_check import CheckerBusy, CheckerUnavailable, archive_checker
 from .botstore import NameTaken, check_bot_name, store_upload
 from .contest import contest_settings
@@ -92,19 +93,20 @@ async def upload_form(
     return RedirectResponse(f"/uploads/{upload_id}", status_code=303)
 
 
-@router.post("/api/bots", tags=["bots"], status_code=202)
+@router.post("/api/bots", tags=["bots"], status_code=202, response_model=answers.UploadAccepted)
 async def upload_api(
     request: Request,
     who: Who,
     name: Annotated[str, Form(max_length=100, description="the bot's name (new, or yours)")],
     file: Annotated[UploadFile, File(description="bot.py, or a .zip/.tar.gz holding bot.py")],
     csrf: Annotated[str, Form(max_length=200)] = "",
-) -> dict[str, Any]:
+) -> Response:
     """Upload a new version of a bot (with an API token: ``Authorization: Bearer …``).
     It is smoke-tested, then entered into the ladder; poll ``/api/uploads/{id}``."""
     check_csrf(who, csrf)
     upload_id, new = await receive_upload(request, who, name, file)
-    return {"upload": upload_id, "new_code": new, "status_url": f"/api/uploads/{upload_id}"}
+    data = {"upload": upload_id, "new_code": new, "status_url": f"/api/uploads/{upload_id}"}
+    return answers.answer(data, status_code=202)
 
 
 def upload_data(request: Request, who: Visitor, upload_id: int) -> dict[str, Any]:
@@ -142,8 +144,8 @@ def upload_status_page(request: Request, who: Who, upload_id: int) -> Response:
     )
 
 
-@router.get("/api/uploads/{upload_id}", tags=["bots"])
-def upload_status_api(request: Request, who: Who, upload_id: int) -> dict[str, Any]:
+@router.get("/api/uploads/{upload_id}", tags=["bots"], response_model=answers.UploadStatus)
+def upload_status_api(request: Request, who: Who, upload_id: int) -> Response:
     """An upload's state: checking, accepted (in the ladder) or refused (``reason``, and the
     end of the bot's own output in ``log``).  Its owner's and the organizer's only."""
-    return upload_data(request, who, upload_id)
+    return answers.answer(upload_data(request, who, upload_id))

@@ -25,6 +25,7 @@ import arena
 from arena.bots import resolve
 from arena.match import run_match
 from arena.record import replay
+from arena.referee.results import MatchResult
 from arena.referee.time_control import TimeControl
 from arena.sandbox import cgroups, process
 
@@ -44,19 +45,19 @@ def play_seats(backend, bots, tmp_path, limits=None, hands=1, **tc):
             [resolve(str(p)) for p in paths], rules, 3, control, backend, record, limits=limits
         )
     )
-    assert result["match_over"] and result["sandbox"] == backend
+    assert result.match_over and result.sandbox == backend
     time.sleep(0.3)
     for p in set(paths):
-        assert leftovers(result["match_id"], p.name) == []
+        assert leftovers(result.match_id, p.name) == []
     assert set(Path(tempfile.gettempdir()).glob("arena-*")) <= folders
-    for seat in result["seats"]:
-        for fault in seat["faults"]:
-            assert "BREACH" not in fault["detail"], fault["detail"]
+    for seat in result.seats:
+        for fault in seat.faults:
+            assert "BREACH" not in fault.detail, fault.detail
     return result, record
 
 
 def details(seat):
-    return " | ".join(f["detail"] for f in seat["faults"])
+    return " | ".join(f.detail for f in seat.faults)
 
 
 def needs_root_controller(name):
@@ -67,9 +68,10 @@ def needs_root_controller(name):
 # --- class 4: files, devices, uid, memory --------------------------------------------------
 
 
-def match_with(python: Path, bot: Path, cwd: Path, *extra: str) -> dict:
+def match_with(python: Path, bot: Path, cwd: Path, *extra: str) -> MatchResult:
     """``arena match`` of ``bot`` against three good bots, run by another interpreter (a
-    venv's) with the process sandbox; the result, after checking the good seats."""
+    venv's) with the process sandbox; the result (its ``--json``, read back), after
+    checking the good seats."""
     good = str(BOTS / "good.py")
     env = {**os.environ, "PYTHONPATH": str(Path(arena.__file__).parents[1])}  # arena only
     command = [str(python), "-m", "arena", "match", str(bot), good, good, good]
@@ -82,9 +84,9 @@ def match_with(python: Path, bot: Path, cwd: Path, *extra: str) -> dict:
         cwd=cwd,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    result = json.loads(proc.stdout.splitlines()[-1])
-    for seat in result["seats"][1:]:
-        assert seat["faults"] == [], seat
+    result = MatchResult.from_json(json.loads(proc.stdout.splitlines()[-1]))
+    for seat in result.seats[1:]:
+        assert seat.faults == (), seat
     return result
 
 
@@ -206,10 +208,10 @@ def test_process_seat_memory_is_capped_for_all_its_processes(tmp_path, memory_mb
     result, _ = play_seats(
         "process", [bot, "good", "good", "good"], tmp_path, limits={"memory_mb": memory_mb}
     )
-    seat = result["seats"][0]
-    assert seat["forfeit"] and "seat's memory limit" in details(seat), details(seat)
-    for other in result["seats"][1:]:  # and play_seats found no helper left behind
-        assert other["faults"] == [] and not other["forfeit"], other
+    seat = result.seats[0]
+    assert seat.forfeit and "seat's memory limit" in details(seat), details(seat)
+    for other in result.seats[1:]:  # and play_seats found no helper left behind
+        assert other.faults == () and not other.forfeit, other
 
 
 # --- class 6: a neighbour's CPU ------------------------------------------------------------
@@ -231,7 +233,7 @@ def test_cpu_hog_neighbour_costs_honest_bots_no_move(backend, tmp_path):
         bank_ms=0,
         max_strikes=10,
     )
-    hog = result["seats"][0]
+    hog = result.seats[0]
     said = re.search(r"HOG: 24 threads held ([\d.]+) CPUs", details(hog))
     assert said, details(hog)
     slowest = max(
@@ -241,8 +243,8 @@ def test_cpu_hog_neighbour_costs_honest_bots_no_move(backend, tmp_path):
     )
     print(f"\n{backend}: hog held {said.group(1)} CPUs; slowest honest move {slowest:.0f} ms")
     assert float(said.group(1)) >= 0.5  # the neighbour really was busy
-    for seat in result["seats"][1:]:
-        assert seat["faults"] == [] and not seat["forfeit"], seat
+    for seat in result.seats[1:]:
+        assert seat.faults == () and not seat.forfeit, seat
     assert replay(record).complete
 
 
@@ -279,7 +281,7 @@ def test_process_sandbox_runs_bots_from_a_venv_and_sdk_under_tmp(own_tmp):
         "        return observation.legal_moves[0]\n"
     )
     result = match_with(python, where, tmp_path)
-    said = details(result["seats"][0])
+    said = details(result.seats[0])
     assert f"SDK {checkout}/bigtwo/__init__.py PREFIX {venv}" in said, said
 
 
@@ -325,7 +327,7 @@ def test_process_sandbox_shows_a_servers_venv_only_what_the_interpreter_needs(tm
     )
     result = match_with(python, bot, tmp_path, "--max-strikes", "5")
     # each report without where it was raised (" at bot.py:N in act: …", for the author)
-    said = [f["detail"].split(f" at {bot}:")[0] for f in result["seats"][0]["faults"]]
+    said = [f.detail.split(f" at {bot}:")[0] for f in result.seats[0].faults]
     assert len(said) == 4 and "BREACH" not in " ".join(said), said
     assert f"DENIED: {len(targets)} of {len(targets)} probes" in said[0], said
     # it ran in the venv, with the checkout's SDK
@@ -361,7 +363,7 @@ def test_process_sandbox_error_reaches_the_user_verbatim(tmp_path, monkeypatch):
 
     monkeypatch.setattr(process, "runtime", broken)
     result, _ = play_seats("process", ["good"] * 4, tmp_path, startup_ms=10000)
-    for seat in result["seats"]:
+    for seat in result.seats:
         assert "bwrap: Can't mkdir /run/arena: No such file or directory" in details(seat), seat
 
 
@@ -456,7 +458,7 @@ def test_process_bot_reads_no_host_wide_counter_and_no_host_path(tmp_path):
     if "error" in out:
         raise out["error"]
     result, _ = out["result"]
-    said = details(result["seats"][0])
+    said = details(result.seats[0])
     assert signalled and "COUNTERS signalled: yes" in said, said
     counters = re.search(r"COUNTERS [^|]*", said).group(0)
     mounts = re.search(r"MOUNTS [^|]*", said).group(0)

@@ -18,6 +18,7 @@ from arena.ladder.duplicate import rotated_deals
 from arena.ladder.runner import deal_seed
 from arena.ladder.store import FaultRow, Ladder, Match
 from arena.match import by_rotation, run_match
+from arena.referee.results import Fault
 from arena.referee.time_control import TimeControl
 from bigtwo import RuleSet, deal
 
@@ -106,7 +107,7 @@ def _cleanup_notes() -> None:
             os.unlink(path)
 
 
-def play_rotations(backend: str, deals: int = 2) -> list[dict]:
+def play_rotations(backend: str, deals: int = 2) -> tuple[Fault, ...]:
     rules = HK
     hands = rotated_deals(rules, [f"memo/{i}" for i in range(deals)], 4)
     specs = [resolve(str(BOTS / "rememberer.py"))] + [resolve(str(BOTS / "good.py"))] * 3
@@ -114,11 +115,11 @@ def play_rotations(backend: str, deals: int = 2) -> list[dict]:
     result = asyncio.run(
         run_match(specs, rules, 1, tc, backend, deals=hands, segments=by_rotation(len(hands), 4))
     )
-    assert result["match_over"] and len(result["hands"]) == 4 * deals
-    assert [h["hand"] for h in result["hands"]] == list(range(4 * deals))
-    for seat in result["seats"][1:]:
-        assert seat["faults"] == [] and not seat["forfeit"], seat
-    return result["seats"][0]["faults"]
+    assert result.match_over and len(result.hands) == 4 * deals
+    assert [h.hand for h in result.hands] == list(range(4 * deals))
+    for seat in result.seats[1:]:
+        assert seat.faults == () and not seat.forfeit, seat
+    return result.seats[0].faults
 
 
 def test_no_memory_carries_from_one_rotation_to_the_next(backend):
@@ -126,8 +127,8 @@ def test_no_memory_carries_from_one_rotation_to_the_next(backend):
     none of an earlier instance's (the probe fails the test on a breach)."""
     faults = play_rotations(backend)
     for f in faults:
-        assert "BREACH" not in f["detail"], f["detail"]
-    reports = [f["detail"] for f in faults if "PROBE" in f["detail"]]
+        assert "BREACH" not in f.detail, f.detail
+    reports = [f.detail for f in faults if "PROBE" in f.detail]
     assert len(reports) == 4, faults  # one per rotation: four instances
     ids = {re.search(r"instance (\w+)", r).group(1) for r in reports}  # type: ignore[union-attr]
     assert len(ids) == 4  # four distinct instances
@@ -142,7 +143,7 @@ def test_the_memory_probe_sees_notes_where_storage_is_shared():
         faults = play_rotations("inproc", deals=1)
     finally:
         _cleanup_notes()
-    assert any("BREACH" in f["detail"] for f in faults), faults
+    assert any("BREACH" in f.detail for f in faults), faults
 
 
 @pytest.mark.parametrize("rotations", [4])
@@ -169,8 +170,8 @@ def test_side_channels_between_live_instances_are_denied(backend, tmp_path):
             pass
     assert {"flock", "posix_lock", "get_lock", "ofd_lock", "inotify"} <= set(live), live
     seat, _ = play(backend, "covert", tmp_path)
-    reports = [f["detail"] for f in seat["faults"] if "DENIED" in f["detail"]]
-    assert reports and "8 of 8" in reports[0], seat["faults"]
+    reports = [f.detail for f in seat.faults if "DENIED" in f.detail]
+    assert reports and "8 of 8" in reports[0], seat.faults
 
 
 def test_a_ladder_batch_starts_fresh_instances_per_rotation_not_per_match(backend, tmp_path):

@@ -38,38 +38,38 @@ def play(backend, bad, tmp_path, **tc):
     start = time.monotonic()
     result = asyncio.run(run_match(specs, RULES, 3, control, backend, record))
     elapsed = time.monotonic() - start
-    assert result["match_over"] and result["sandbox"] == backend
-    for seat in result["seats"][1:]:
-        assert seat["faults"] == [] and not seat["forfeit"], seat
+    assert result.match_over and result.sandbox == backend
+    for seat in result.seats[1:]:
+        assert seat.faults == () and not seat.forfeit, seat
     assert replay(record).complete  # every move, the referee's included, is legal
     time.sleep(0.3)
-    assert leftovers(result["match_id"], bad_path.name) == []
+    assert leftovers(result.match_id, bad_path.name) == []
     assert set(Path(tempfile.gettempdir()).glob("arena-*")) <= folders  # sockets, folders
-    bad_seat = result["seats"][0]
-    for fault in bad_seat["faults"]:
-        assert "BREACH" not in fault["detail"], fault["detail"]
+    bad_seat = result.seats[0]
+    for fault in bad_seat.faults:
+        assert "BREACH" not in fault.detail, fault.detail
     return bad_seat, elapsed
 
 
 def kinds(seat):
-    return [f["kind"] for f in seat["faults"]]
+    return [f.kind for f in seat.faults]
 
 
 def test_loops_forever(backend, tmp_path):
     seat, elapsed = play(backend, "spin", tmp_path, move_ms=300, bank_ms=0, max_strikes=2)
-    assert kinds(seat) == ["timeout", "timeout"] and seat["forfeit"]
+    assert kinds(seat) == ["timeout", "timeout"] and seat.forfeit
     assert elapsed < 60
 
 
 def test_sleeps_past_the_deadline(backend, tmp_path):
     seat, _ = play(backend, "sleeper", tmp_path, move_ms=200, bank_ms=0, max_strikes=2)
-    assert kinds(seat) == ["timeout", "timeout"] and seat["forfeit"]
+    assert kinds(seat) == ["timeout", "timeout"] and seat.forfeit
 
 
 def test_allocates_memory_until_stopped(backend, tmp_path):
     seat, _ = play(backend, "memory_hog", tmp_path)
-    assert seat["faults"] and seat["faults"][0]["kind"] == "crash"
-    detail = seat["faults"][0]["detail"]
+    assert seat.faults and seat.faults[0].kind == "crash"
+    detail = seat.faults[0].detail
     assert ("OOMKilled" in detail) if backend == "docker" else ("MemoryError" in detail)
 
 
@@ -81,32 +81,32 @@ def test_fork_bomb_is_capped_and_cleaned_up(backend, tmp_path):
 
 def test_fills_tmp_and_cannot_write_elsewhere(backend, tmp_path):
     seat, _ = play(backend, "disk_filler", tmp_path)
-    assert seat["faults"] == []
+    assert seat.faults == ()
 
 
 def test_cannot_see_other_seats_or_processes(backend, tmp_path):
     seat, _ = play(backend, "snooper", tmp_path)
-    assert seat["faults"] == []
+    assert seat.faults == ()
 
 
 def test_child_cannot_outlive_the_match(backend, tmp_path):
     seat, _ = play(backend, "outliver", tmp_path)
-    assert seat["faults"] == []  # and leftovers() found no process
+    assert seat.faults == ()  # and leftovers() found no process
 
 
 def test_garbage_on_the_socket_does_not_disturb_the_match(backend, tmp_path):
     seat, _ = play(backend, "garbage", tmp_path)
-    assert seat["faults"] == []
+    assert seat.faults == ()
 
 
 def test_flooding_actions(backend, tmp_path):
     seat, _ = play(backend, "flooder", tmp_path)
-    assert seat["forfeit"] and set(kinds(seat)) <= {"protocol", "disconnect", "crash"}
+    assert seat.forfeit and set(kinds(seat)) <= {"protocol", "disconnect", "crash"}
 
 
 def test_huge_message(backend, tmp_path):
     seat, _ = play(backend, "huge_message", tmp_path)
-    assert seat["forfeit"] and kinds(seat)[0] in ("disconnect", "crash")
+    assert seat.forfeit and kinds(seat)[0] in ("disconnect", "crash")
 
 
 def test_no_network_even_to_the_hosts_loopback(backend, tmp_path):
@@ -137,7 +137,7 @@ def test_no_network_even_to_the_hosts_loopback(backend, tmp_path):
         stop.set()
         thread.join(2)
         server.close()
-    assert seat["faults"] == [] and hits == []
+    assert seat.faults == () and hits == []
 
 
 @pytest.mark.parametrize(
@@ -151,47 +151,47 @@ def test_no_network_even_to_the_hosts_loopback(backend, tmp_path):
 )
 def test_bad_actions_cost_strikes_then_forfeit(backend, tmp_path, name, kind, words):
     seat, _ = play(backend, name, tmp_path, max_strikes=3)
-    assert seat["faults"][0]["kind"] == kind and words in seat["faults"][0]["detail"]
-    assert seat["strikes"] == 3 and seat["forfeit"]
+    assert seat.faults[0].kind == kind and words in seat.faults[0].detail
+    assert seat.strikes == 3 and seat.forfeit
 
 
 def test_exits_mid_match(backend, tmp_path):
     seat, _ = play(backend, "exiter", tmp_path)
-    assert kinds(seat) == ["crash"] and "code 3" in seat["faults"][0]["detail"]
-    assert seat["forfeit"]
+    assert kinds(seat) == ["crash"] and "code 3" in seat.faults[0].detail
+    assert seat.forfeit
 
 
 def test_crashes_at_start(backend, tmp_path):
     seat, _ = play(backend, "crash_at_start", tmp_path)
-    assert kinds(seat) == ["crash"] and "broken on purpose" in seat["faults"][0]["detail"]
+    assert kinds(seat) == ["crash"] and "broken on purpose" in seat.faults[0].detail
 
 
 def test_never_connects(backend, tmp_path):
     # the honest seats must start within the allowance too, on a loaded machine
     seat, elapsed = play(backend, "never_connects", tmp_path, startup_ms=8000)
-    assert kinds(seat) == ["disconnect"] and "never connected" in seat["faults"][0]["detail"]
+    assert kinds(seat) == ["disconnect"] and "never connected" in seat.faults[0].detail
     assert elapsed < 60
 
 
 def test_the_next_match_is_normal(backend, tmp_path):
     play(backend, "raiser", tmp_path, max_strikes=1)
     seat, _ = play(backend, "good", tmp_path)
-    assert seat["faults"] == []
+    assert seat.faults == ()
 
 
 def test_io_uring_is_denied(backend, tmp_path):
     seat, _ = play(backend, "io_uring", tmp_path)
-    assert seat["faults"] == []
+    assert seat.faults == ()
 
 
 def test_a_child_killed_by_the_memory_limit_is_seen(backend, tmp_path):
     # not a timing test: a move allowance no loaded machine comes near, so only the memory
     # limit can end the seat (at 8 s, a busy CI machine once timed the move out first)
     seat, _ = play(backend, "child_oom", tmp_path, move_ms=60_000)
-    assert seat["forfeit"] and len(seat["faults"]) == 1
+    assert seat.forfeit and len(seat.faults) == 1
     if backend == "docker":  # the bot exits 0: only the container state says OOM
-        assert seat["faults"][0]["kind"] == "crash", seat["faults"][0]
-        assert "OOMKilled" in seat["faults"][0]["detail"]
+        assert seat.faults[0].kind == "crash", seat.faults[0]
+        assert "OOMKilled" in seat.faults[0].detail
 
 
 def test_sandbox_gc_removes_leftovers_and_spares_running_matches(tmp_path):
@@ -238,19 +238,19 @@ def test_a_start_cut_off_by_the_startup_allowance_leaves_nothing_behind(backend)
     specs = [resolve(str(BOTS / "good.py"))] * 4
     control = TimeControl(move_ms=1500, bank_ms=1000, startup_ms=1)
     result = asyncio.run(run_match(specs, RULES, 3, control, backend, all_must_start=True))
-    assert result["aborted"] and result["hands"] == []
-    assert all(not s["connected"] for s in result["seats"])
-    for seat in result["seats"]:  # cut off while starting, or started but too late to say Hello
-        (fault,) = seat["faults"]
-        assert "could not start it: timed out" in fault["detail"] or (
-            "never connected within the startup allowance (1 ms)" in fault["detail"]
+    assert result.aborted and result.hands == ()
+    assert all(not s.connected for s in result.seats)
+    for seat in result.seats:  # cut off while starting, or started but too late to say Hello
+        (fault,) = seat.faults
+        assert "could not start it: timed out" in fault.detail or (
+            "never connected within the startup allowance (1 ms)" in fault.detail
         ), fault
     # the engine removes what it made in the background; on a loaded machine (the suite's
     # parallel pass) four removals took over 30 s
     deadline = time.monotonic() + 120
-    while leftovers(result["match_id"], "good.py") and time.monotonic() < deadline:
+    while leftovers(result.match_id, "good.py") and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert leftovers(result["match_id"], "good.py") == []
+    assert leftovers(result.match_id, "good.py") == []
 
 
 def test_leftovers_counts_this_matchs_processes_only():

@@ -25,17 +25,17 @@ def test_a_flood_of_late_answers_is_faulted_and_not_timed(backend, tmp_path):
     record = tmp_path / "m.jsonl"
     control = TimeControl(move_ms=1500, bank_ms=1000, startup_ms=30000, max_strikes=3)
     result = asyncio.run(run_match(specs, RULES, 3, control, backend, record))
-    assert result["match_over"]
-    for seat in result["seats"][1:]:
-        assert seat["faults"] == [] and not seat["forfeit"], seat
-    seat = result["seats"][0]
-    assert [f["kind"] for f in seat["faults"]] == ["protocol"] * 3 and seat["forfeit"]
-    assert all("late action for turn" in f["detail"] for f in seat["faults"]), seat["faults"]
+    assert result.match_over
+    for seat in result.seats[1:]:
+        assert seat.faults == () and not seat.forfeit, seat
+    seat = result.seats[0]
+    assert [f.kind for f in seat.faults] == ["protocol"] * 3 and seat.forfeit
+    assert all("late action for turn" in f.detail for f in seat.faults), seat.faults
     # one round trip per move a bot chose (none for the 30 stale answers it sent)
     events = [json.loads(line) for line in record.read_text().splitlines()]
     by_bots = [e["ms"] for e in events if e["type"] == "turn" and not e["by_referee"]]
-    trip = result["turn_round_trip"]
+    trip = result.turn_round_trip
     assert trip["n"] == len(by_bots)
     assert trip["median_ms"] <= 2 * statistics.median(by_bots) + 1
     time.sleep(0.3)
-    assert leftovers(result["match_id"], bad.name) == []
+    assert leftovers(result.match_id, bad.name) == []

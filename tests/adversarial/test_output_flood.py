@@ -25,13 +25,13 @@ def test_a_bot_printing_without_end_is_capped_and_slows_nothing(backend, tmp_pat
     start = time.monotonic()
     result = asyncio.run(run_match(specs, RULES, 3, control, backend, record, log_dir=logs))
     elapsed = time.monotonic() - start
-    assert result["match_over"] and len(result["hands"]) == 3
+    assert result.match_over and len(result.hands) == 3
     assert elapsed < 60, elapsed  # three hands; a blocked pipe or a busy referee would stall
-    for seat in result["seats"]:  # the flooder plays well too: its pipes never block it
-        assert seat["faults"] == [], seat
+    for seat in result.seats:  # the flooder plays well too: its pipes never block it
+        assert seat.faults == (), seat
     assert replay(record).complete
     flooded = logs / "seat0-printer_flood.log"
-    assert result["seats"][0]["log"] == str(flooded.resolve())
+    assert result.seats[0].log == str(flooded.resolve())
     data = flooded.read_bytes()
     assert len(data) <= LOG_CAP + TAIL_KEEP + 1024, len(data)
     assert b"[log truncated at " in data  # it wrote far more than that

@@ -198,8 +198,8 @@ def _probe_in_process(tmp: Path) -> tuple[dict[str, int], int, gates.SeatGate]:
         summary = await asyncio.wait_for(runner, 120)
         await asyncio.gather(*honest)
         await server.stop(0)
-        for seat in summary["seats"][1:]:
-            assert seat["faults"] == [] and not seat["forfeit"], seat
+        for seat in summary.seats[1:]:
+            assert seat.faults == () and not seat.forfeit, seat
         return err.decode(), server.gates[0]
 
     err, gate = asyncio.run(scenario())
@@ -338,9 +338,9 @@ def test_tcp_links_without_a_hello_are_closed_and_a_remote_seat_gets_in():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     assert code == 0, err[-2000:]
-    assert summary["match_over"]
-    for seat in summary["seats"]:
-        assert seat["faults"] == [] and not seat["forfeit"], seat
+    assert summary.match_over
+    for seat in summary.seats:
+        assert seat.faults == () and not seat.forfeit, seat
     assert all(cut and spoke and calls == 1 for _, cut, spoke, calls in out), out
     lasted = sorted(t for t, *_ in out)
     # one made room for the remote seat; the rest lasted until the Hello deadline
@@ -670,7 +670,7 @@ rules = RuleSet.preset("hk").replace(match_end="hands", match_end_value=1)
 result = asyncio.run(
     run_match([resolve(bot)] * 4, rules, 3, TimeControl(), backend, on_hand_end=fill)
 )
-print(json.dumps({"held": len(held), "match_id": result["match_id"], "over": result["match_over"]}))
+print(json.dumps({"held": len(held), "match_id": result.match_id, "over": result.match_over}))
 """
 
 

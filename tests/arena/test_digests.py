@@ -28,6 +28,7 @@ from arena.ladder.store import (
     open_engine,
     save_match,
 )
+from arena.referee.results import MatchResult
 
 from testkit import arena as run_arena
 
@@ -124,7 +125,9 @@ def test_every_finished_match_has_its_digest_and_the_fit_on_them_is_the_fit_on_t
         assert set(digests) == {m.id for m in done}  # one each, written with the match
         for m in done:
             assert m.result is not None
-            again = match_digest(m.seats, m.result, ladder.settings["rotations"])
+            again = match_digest(
+                m.seats, MatchResult.from_json(m.result), ladder.settings["rotations"]
+            )
             assert digests[m.id].data == again
         assert decode([(d.id, d.data) for d in digests.values()]).blocks == 4 * 2  # per deal
         old, blocks, columns = _record_fit(session, ladder)
@@ -177,7 +180,7 @@ def _one_more_match(session: Session, like: Match, n: int) -> None:
     result = json.loads(json.dumps(like.result))
     for seat in result["seats"]:  # the referee's summary has each fault's detail
         seat["faults"] = [{**f, "detail": "again"} for f in seat["faults"]]
-    save_match(session, match, result, [], [])
+    save_match(session, match, MatchResult.from_json(result), [], [])
 
 
 @pytest.mark.slow
@@ -273,7 +276,9 @@ def test_an_old_ladder_gets_its_digests_on_its_first_fit(db):
         assert set(digests) == {m.id for m in done} and len(done) == 2
         for m in done:
             assert m.result is not None
-            assert digests[m.id] == match_digest(m.seats, m.result, ladder.settings["rotations"])
+            assert digests[m.id] == match_digest(
+                m.seats, MatchResult.from_json(m.result), ladder.settings["rotations"]
+            )
         old, _, _ = _record_fit(session, ladder)
         rated_module.forget()
         new = rated_module.rate(session, ladder)

@@ -451,6 +451,7 @@ def test_plot_before_any_rating_says_so(tmp_path):
 
 def test_a_record_that_cannot_be_cut_costs_the_record_not_the_result():
     from arena.ladder.records import kept_records
+    from arena.referee.results import MatchResult
 
-    parts = [{"hands": [], "seats": []}]
+    parts = [MatchResult(match_id="m", match_over=True, hands=(), seats=())]
     assert kept_records([{"type": "turn", "hand": 0}], parts, [1]) == [None]  # no header

@@ -104,9 +104,9 @@ def run(coro):
 
 
 def honest_seats_clean(summary, bad=0):
-    for s in summary["seats"]:
-        if s["seat"] != bad:
-            assert s["faults"] == [] and not s["forfeit"]
+    for s in summary.seats:
+        if s.seat != bad:
+            assert s.faults == () and not s.forfeit
 
 
 def test_authentication_refusals_and_then_a_normal_match():
@@ -157,8 +157,8 @@ def test_a_64_mib_message_cuts_only_that_seat_and_the_next_match_is_normal():
                 assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             summary = await runner
             honest_seats_clean(summary)
-            bad = summary["seats"][0]
-            assert bad["forfeit"] and bad["faults"][0]["kind"] == "disconnect"
+            bad = summary.seats[0]
+            assert bad.forfeit and bad.faults[0].kind == "disconnect"
             _, runner = arena.start(honest=range(4), seed=2)
             honest_seats_clean(await runner, bad=None)
 
@@ -185,9 +185,9 @@ def test_garbage_floods_and_out_of_turn_actions_are_faults():
                         pass
             summary = await runner
             honest_seats_clean(summary)
-            bad = summary["seats"][0]
-            assert bad["forfeit"]
-            assert {f["kind"] for f in bad["faults"]} <= {"protocol", "disconnect"}
+            bad = summary.seats[0]
+            assert bad.forfeit
+            assert {f.kind for f in bad.faults} <= {"protocol", "disconnect"}
 
     run(scenario())
 
@@ -224,7 +224,7 @@ def test_raw_bytes_sent_to_a_bot_never_hold_another_seats_cards():
             return received, summary
 
     received, summary = run(scenario())
-    assert len(summary["hands"]) == 3
+    assert len(summary.hands) == 3
     game_rules = RULES.replace(match_end_value=3)
     mine: set[int] = set()
     played: set[int] = set()
@@ -279,9 +279,9 @@ def test_malformed_actions_are_protocol_faults():
 
     summary = run(scenario())
     honest_seats_clean(summary)
-    faults = summary["seats"][0]["faults"]
-    assert [f["kind"] for f in faults] == ["protocol"] * 3
-    assert "card id 99" in faults[0]["detail"]
-    assert "both passes and plays" in faults[1]["detail"]
-    assert "unknown error code 7" in faults[2]["detail"]
-    assert summary["seats"][0]["forfeit"]
+    faults = summary.seats[0].faults
+    assert [f.kind for f in faults] == ["protocol"] * 3
+    assert "card id 99" in faults[0].detail
+    assert "both passes and plays" in faults[1].detail
+    assert "unknown error code 7" in faults[2].detail
+    assert summary.seats[0].forfeit

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from arena.ladder import queries
 from arena.ladder.running import block_totals
 from arena.ladder.store import Ladder, Match, save_match
+from arena.referee.results import HandScore, MatchResult, SeatResult
 
 from testkit import arena, arena_command
 
@@ -64,12 +65,12 @@ def fake_finish(engine, skill, rng):
                 scores[order[0]] = 30
                 for i in order[1:]:
                     scores[i] = -10
-                hands.append({"hand": h, "scores": scores})
+                hands.append(HandScore(h, order[0], tuple(scores), tuple(scores)))
             seats = [
-                {"seat": i, "bot": str(v), "faults": [], "forfeit": False, "place": 1}
+                SeatResult(i, str(v), score=0, place=1, forfeit=False, strikes=0)
                 for i, v in enumerate(m.seats)
             ]
-            summary = {"seats": seats, "hands": hands}
+            summary = MatchResult(str(m.id), True, tuple(hands), tuple(seats))
             save_match(s, m, summary, block_totals(m, summary, rotations), [])
 
 

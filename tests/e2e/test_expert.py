@@ -54,10 +54,10 @@ def test_the_expert_plays_full_matches_through_the_referee_without_a_fault(mix, 
     rules = MIXES[mix]
     names = ["expert", *OTHERS][: rules.players]
     result = play(names, rules, hands=2, seed=13, record=record_file, move_ms=MOVE_MS)
-    assert result["match_over"] and len(result["hands"]) == 2
-    assert result["sandbox"] == "process"
-    for seat in result["seats"]:
-        assert seat["faults"] == [] and not seat["forfeit"], seat
+    assert result.match_over and len(result.hands) == 2
+    assert result.sandbox == "process"
+    for seat in result.seats:
+        assert seat.faults == () and not seat.forfeit, seat
     turns = [json.loads(line) for line in record_file.read_text().splitlines()]
     mine = [t for t in turns if t["type"] == "turn" and t["seat"] == 0 and not t["by_referee"]]
     assert len(mine) > 5

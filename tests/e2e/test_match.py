@@ -19,13 +19,13 @@ def test_sample_bots_play_full_matches_and_the_record_replays(preset, record_fil
     result = play(
         ["random", "greedy", "heuristic", "greedy"], preset, hands=3, seed=4, record=record_file
     )
-    assert result["match_over"] and len(result["hands"]) == 3
-    assert result["sandbox"] == "process"
-    for seat in result["seats"]:
-        assert seat["faults"] == [] and not seat["forfeit"]
+    assert result.match_over and len(result.hands) == 3
+    assert result.sandbox == "process"
+    for seat in result.seats:
+        assert seat.faults == () and not seat.forfeit
     rep = replay(record_file)
     assert rep.complete and rep.turns > 20
-    assert list(rep.game.scores) == [s["score"] for s in result["seats"]]
+    assert list(rep.game.scores) == [s.score for s in result.seats]
     events = [json.loads(line) for line in record_file.read_text().splitlines()]
     kinds = {e["type"] for e in events}
     assert kinds == {"match", "deal", "turn", "hand_end", "match_end"}
@@ -57,14 +57,14 @@ def test_three_and_two_player_matches(record_file):
         hands=2,
         record=record_file,
     )
-    assert len(three["seats"]) == 3 and replay(record_file).complete
+    assert len(three.seats) == 3 and replay(record_file).complete
     two = play(["heuristic", "greedy"], RuleSet.preset("hk").replace(players=2), hands=2)
-    assert len(two["seats"]) == 2
+    assert len(two.seats) == 2
 
 
 def test_inproc_sandbox_still_speaks_grpc():
     result = play(["greedy", "heuristic", "random", "greedy"], "family", hands=2, sandbox="inproc")
-    assert result["sandbox"] == "inproc" and len(result["hands"]) == 2
+    assert result.sandbox == "inproc" and len(result.hands) == 2
 
 
 @pytest.mark.docker
@@ -136,7 +136,7 @@ def test_duplicate_deals_rotate_the_hands_and_replay(record_file):
             deals=deals,
         )
     )
-    assert len(result["hands"]) == 8 and result["rules"]["match_end"] == "hands"
+    assert len(result.hands) == 8 and result.rules["match_end"] == "hands"
     events = [json.loads(line) for line in record_file.read_text().splitlines()]
     dealt = [e for e in events if e["type"] == "deal"]
     recorded = [[sorted(map(_card_id, h)) for h in e["hands"]] for e in dealt]

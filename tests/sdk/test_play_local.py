@@ -147,7 +147,7 @@ def play_both(rules, seed, make, deals=None):
     result = play_local(local_bots, rules, seed=seed, deals=deals)
     for seat, (w, lo) in enumerate(zip(wire_bots, local_bots, strict=True)):
         assert_same_calls(w.log, lo.log, seat)
-    assert [s["score"] for s in summary["seats"]] == list(result.scores)
+    assert [s.score for s in summary.seats] == list(result.scores)
     return summary, result, wire_bots
 
 
@@ -188,7 +188,7 @@ def test_in_process_and_wire_observations_agree_field_by_field(case):
     assert all(s["turn"] >= 0 for s in starts)  # the leader, not -1 (the wire said who)
     assert starts[0]["must_include"] == rules.lowest_card
     assert bots[0].log[0][1]["turn"] == -1  # before the deal nobody is to move
-    assert summary["match_over"] and result.game.match_over
+    assert summary.match_over and result.game.match_over
 
 
 def test_explicit_deals_agree_with_the_referees_duplicate_play():
@@ -199,8 +199,8 @@ def test_explicit_deals_agree_with_the_referees_duplicate_play():
         return [Recorder(f"d/{i}") for i in range(4)]
 
     summary, result, _ = play_both(rules, "pl", make, deals=deals)
-    assert len(result.hands) == 4 == len(summary["hands"])
-    assert [h["scores"] for h in summary["hands"]] == [list(h.scores) for h in result.hands]
+    assert len(result.hands) == 4 == len(summary.hands)
+    assert [list(h.scores) for h in summary.hands] == [list(h.scores) for h in result.hands]
 
 
 def test_faults_are_judged_and_told_as_the_referee_does():
@@ -215,13 +215,13 @@ def test_faults_are_judged_and_told_as_the_referee_does():
         ]
 
     summary, result, bots = play_both(rules, "f", make)
-    faults = [(f["kind"], f["detail"]) for f in summary["seats"][0]["faults"]]
+    faults = [(f.kind, f.detail) for f in summary.seats[0].faults]
     assert [(f.kind, f.detail) for f in result.faults if f.seat == 0] == faults
     assert [k for k, _ in faults] == ["crash", "illegal", "illegal"]
     assert "ValueError: kaput" in faults[0][1] and "test_play_local.py" in faults[0][1]
     assert "returned no play" in faults[1][1] and "you do not hold" in faults[2][1]
     assert result.forfeited == (True, False, False, False)
-    assert [s["forfeit"] for s in summary["seats"]] == list(result.forfeited)
+    assert [s.forfeit for s in summary.seats] == list(result.forfeited)
     told = [v for k, v in bots[0].log if k == "fault"]
     assert told == faults
     assert bots[0].acts == 3  # a forfeited seat is not asked again

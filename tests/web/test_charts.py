@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from arena.ladder.queries import History
+from arena.ladder.history import History, RatingPoint
 from arena.ladder.ratings import fit_plackett_luce
 from arena.ladder.simulate import play_blocks
 from arena.web.charts import (
@@ -95,7 +95,7 @@ def history_of(final: dict[str, float], steps: int = 5) -> History:
     out: History = []
     for k in range(1, steps + 1):
         point = {
-            b: (e * k / steps, e * k / steps - 40, e * k / steps + 40, True)
+            b: RatingPoint(e * k / steps, e * k / steps - 40, e * k / steps + 40, True)
             for b, e in final.items()
         }
         out.append((10 * k, point))
@@ -250,7 +250,9 @@ def test_numpy_numbers_are_numbers() -> None:
     low: Any = np.float32(-4)  # not a float to a type checker; a number all the same
     root = parse(interval_bar(np.float64(30.5), low, np.float64(61), scale))
     assert find(root, "rect", "interval")
-    history: History = [(np.int64(5), {"a": (np.float64(3), np.float64(-9), np.float64(15), True)})]  # type: ignore[list-item]
+    history: History = [
+        (np.int64(5), {"a": RatingPoint(np.float64(3), np.float64(-9), np.float64(15), True)})
+    ]  # type: ignore[list-item]
     assert find(parse(rating_chart(history)), "circle")
     heat = parse(superiority_heatmap(["a", "b"], {"a": {"b": np.float64(0.8)}}))
     assert "0.80" in texts(heat)
@@ -278,7 +280,7 @@ def test_a_higher_rating_is_drawn_higher_and_later_further_right() -> None:
 def test_the_top_bots_by_latest_rating_at_most_eight_unless_named() -> None:
     final = {f"bot{i:02d}": 300 - 37.0 * i for i in range(12)}
     history = history_of(final)
-    history[-1][1]["bot11"] = (999.0, 900.0, 1100.0, True)  # the last point decides
+    history[-1][1]["bot11"] = RatingPoint(999.0, 900.0, 1100.0, True)  # the last point decides
     root = parse(rating_chart(history))
     names = legend(root)
     assert (
@@ -295,7 +297,7 @@ def test_the_top_bots_by_latest_rating_at_most_eight_unless_named() -> None:
 def test_a_rating_outside_the_main_field_does_not_flatten_the_others() -> None:
     history = history_of({"a": 60, "b": -60})
     for _, point in history:
-        point["crasher"] = (-3000.0, -9000.0, 3000.0, False)
+        point["crasher"] = RatingPoint(-3000.0, -9000.0, 3000.0, False)
     root = parse(rating_chart(history))
     labels = [
         float(t.text)
@@ -322,8 +324,8 @@ def test_retired_bots_are_dashed() -> None:
     [
         [],
         [(10, {})],
-        [(10, {"a": (math.nan, math.nan, math.nan, True)})],
-        [(math.nan, {"a": (1.0, 0.0, 2.0, True)})],
+        [(10, {"a": RatingPoint(math.nan, math.nan, math.nan, True)})],
+        [(math.nan, {"a": RatingPoint(1.0, 0.0, 2.0, True)})],
     ],
 )
 def test_nothing_to_draw_says_so(history: Any) -> None:
@@ -333,21 +335,49 @@ def test_nothing_to_draw_says_so(history: Any) -> None:
 
 def test_bad_numbers_in_a_history_are_skipped_not_drawn() -> None:
     history: History = [
-        (10, {"a": (50.0, 10.0, 90.0, True), "b": (math.inf, 0.0, 1.0, True)}),
-        (20, {"a": (math.nan, 0.0, 1.0, True), "b": (-20.0, math.nan, 5.0, True)}),
-        (30, {"a": (60.0, 20.0, 100.0, True), "b": (-30.0, -70.0, 10.0, True)}),
+        (
+            10,
+            {"a": RatingPoint(50.0, 10.0, 90.0, True), "b": RatingPoint(math.inf, 0.0, 1.0, True)},
+        ),
+        (
+            20,
+            {
+                "a": RatingPoint(math.nan, 0.0, 1.0, True),
+                "b": RatingPoint(-20.0, math.nan, 5.0, True),
+            },
+        ),
+        (
+            30,
+            {"a": RatingPoint(60.0, 20.0, 100.0, True), "b": RatingPoint(-30.0, -70.0, 10.0, True)},
+        ),
     ]
     root = parse(rating_chart(history))
     assert len(find(root, "circle")) == 4
     single = parse(
-        rating_chart([(7, {"a": (5.0, 0.0, 10.0, True), "b": (-5.0, -10.0, 0.0, True)})])
+        rating_chart(
+            [
+                (
+                    7,
+                    {
+                        "a": RatingPoint(5.0, 0.0, 10.0, True),
+                        "b": RatingPoint(-5.0, -10.0, 0.0, True),
+                    },
+                )
+            ]
+        )
     )
     assert len(find(single, "circle")) == 2
 
 
 def test_a_long_history_is_thinned() -> None:
     history = [
-        (n, {"a": (float(n % 7), -5.0, 5.0, True), "b": (0.0, -5.0, 5.0, True)})
+        (
+            n,
+            {
+                "a": RatingPoint(float(n % 7), -5.0, 5.0, True),
+                "b": RatingPoint(0.0, -5.0, 5.0, True),
+            },
+        )
         for n in range(1, 2001)
     ]
     svg = rating_chart(history)
@@ -451,7 +481,9 @@ def test_charts_of_a_real_fit_agree_with_its_ranking() -> None:
     history: History = []
     for n in range(10, len(blocks) + 1, 10):
         fit = fit_plackett_luce(blocks[:n])
-        history.append((n, {r.bot: (r.elo, r.low, r.high, r.in_field) for r in fit.ratings}))
+        history.append(
+            (n, {r.bot: RatingPoint(r.elo, r.low, r.high, r.in_field) for r in fit.ratings})
+        )
     fit = fit_plackett_luce(blocks)
     order = [r.bot for r in fit.ratings]
     assert legend(parse(rating_chart(history))) == order[:MAX_LINES]

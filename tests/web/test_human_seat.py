@@ -72,13 +72,13 @@ def test_turns_are_relayed_and_refusals_send_nothing():
 
     person = HumanSeat()
     summary = asyncio.run(_match(person, drive, TimeControl(move_ms=10_000)))
-    me = summary["seats"][0]
-    assert me["faults"] == [] and not me["forfeit"]  # the refusals never reached the referee
+    me = summary.seats[0]
+    assert me.faults == () and not me.forfeit  # the refusals never reached the referee
     assert moves and all(m["legal"] for m in moves)
     assert refusals[0].endswith("is not a combination under these rules") or "beat" in refusals[0]
     assert refusals[1]  # a card twice: the engine's words
     assert refusals[2] == NOT_YOUR_TURN
-    assert summary["match_over"] and len(summary["hands"]) == 1
+    assert summary.match_over and len(summary.hands) == 1
 
 
 def test_a_time_out_is_played_by_the_referee_and_said():
@@ -106,8 +106,8 @@ def test_a_time_out_is_played_by_the_referee_and_said():
     assert faults and faults[0]["kind"] == "timeout"
     mine = [u for u in updates if u["type"] == "move" and u["seat"] == 0]
     assert mine[0]["by_referee"] and not any(m["by_referee"] for m in mine[1:])
-    assert summary["seats"][0]["faults"][0]["kind"] == "timeout"
-    assert not summary["seats"][0]["forfeit"]
+    assert summary.seats[0].faults[0].kind == "timeout"
+    assert not summary.seats[0].forfeit
 
 
 def test_a_person_who_leaves_is_a_disconnected_seat_and_the_match_ends():
@@ -117,10 +117,10 @@ def test_a_person_who_leaves_is_a_disconnected_seat_and_the_match_ends():
 
     person = HumanSeat()
     summary = asyncio.run(_match(person, drive, TimeControl(move_ms=1000, bank_ms=0), hands=2))
-    assert summary["match_over"] and len(summary["hands"]) == 2  # the fallback played on
-    me = summary["seats"][0]
-    assert me["forfeit"] and me["faults"]
-    assert all(not s["forfeit"] for s in summary["seats"][1:])
+    assert summary.match_over and len(summary.hands) == 2  # the fallback played on
+    me = summary.seats[0]
+    assert me.forfeit and me.faults
+    assert all(not s.forfeit for s in summary.seats[1:])
 
 
 def _answer_after(delay: float, updates: list[dict]) -> Any:
@@ -149,7 +149,7 @@ def test_a_persons_own_time_control_is_the_one_their_seat_is_held_to(tmp_path):
             seat_time={0: TimeControl(move_ms=3000, bank_ms=0)}, record_path=record,
         )
     )  # fmt: skip
-    assert not summary["seats"][0]["faults"], summary["seats"][0]["faults"]
+    assert not summary.seats[0].faults, summary.seats[0].faults
     assert [u["move_ms"] for u in updates if u["type"] == "turn"][:1] == [3000]
     start = next(u for u in updates if u["type"] == "match_start")
     assert start["move_ms"] == 3000
@@ -168,6 +168,6 @@ def test_a_short_personal_clock_runs_out_before_the_matchs():
             seat_time={0: TimeControl(move_ms=300, bank_ms=0, max_strikes=1)},
         )
     )  # fmt: skip
-    me = summary["seats"][0]
-    assert me["faults"][0]["kind"] == "timeout" and me["forfeit"]  # one strike, its own
+    me = summary.seats[0]
+    assert me.faults[0].kind == "timeout" and me.forfeit  # one strike, its own
     assert time.monotonic() - started < 15  # 300 ms, not the match's 20 s
