@@ -318,6 +318,8 @@ class LocalMatch:
             log.error("%s raised:\n%s", name, traceback.format_exc())
 
     def play(self, deals: Sequence[Deal] | None) -> None:
+        """Play the match to its end: ``deals`` hand by hand (None: shuffled ones), every
+        hook called and every answer judged as the referee would."""
         g = self.game
         for s, bot in enumerate(self.bots):
             self.hook(bot, "on_match_start", match_start_observation(g.rules, s))
@@ -356,6 +358,8 @@ class LocalMatch:
                 self.hook(bot, "on_hand_end", mine)
 
     def turn(self) -> None:
+        """One turn: the seat to move's move (:meth:`move`) applied, recorded and shown to
+        every bot's ``on_event``."""
         g = self.game
         s = g.turn
         start = time.perf_counter()

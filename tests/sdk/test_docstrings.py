@@ -6,7 +6,8 @@ is a hole in both. The check reads the sources (no import), so it needs none of 
 optional extras and sees what the reference sees — a dataclass's generated ``__doc__``
 does not count as written.
 
-A public name is: every module of ``bigtwo`` (the generated ``v1`` stubs excepted), every
+A public name is: every module of ``bigtwo`` (the generated ``v1`` stubs and the sample
+bots excepted — those are example bots to copy, not API; their files say what they do), every
 class and function defined at a module's top level whose name has no leading underscore,
 every such method or property of those classes, and every module-level constant the
 package exports in an ``__all__`` (documented by a string right after its assignment).
@@ -25,7 +26,7 @@ def _modules() -> list[Path]:
     return sorted(
         p
         for p in SDK.rglob("*.py")
-        if "v1" not in p.relative_to(SDK).parts
+        if not {"v1", "sample_bots"} & set(p.relative_to(SDK).parts)
         and not any(part.startswith("_") and part != "__init__.py" for part in p.parts[-1:])
     )
 
