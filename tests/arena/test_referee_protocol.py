@@ -179,7 +179,6 @@ async def test_a_64_mib_message_cuts_only_that_seat_and_the_next_match_is_normal
 
 async def test_garbage_floods_and_out_of_turn_actions_are_faults(match, seat):
     session, runner = match
-    call = seat
     async with asyncio.timeout(LIMIT_S):
         for i in range(200):  # out of turn, wrong turn ids, hellos again, empties
             msg = [
@@ -188,11 +187,11 @@ async def test_garbage_floods_and_out_of_turn_actions_are_faults(match, seat):
                 pb.BotMessage(),
             ][i % 3]
             try:
-                await call.write(msg)
+                await seat.write(msg)
             except Exception:
                 break
         with contextlib.suppress(grpc.aio.AioRpcError):
-            while await call.read() is not grpc.aio.EOF:
+            while await seat.read() is not grpc.aio.EOF:
                 pass
         summary = await runner
         honest_seats_clean(summary)
@@ -260,7 +259,6 @@ async def test_raw_bytes_sent_to_a_bot_never_hold_another_seats_cards(arena):
 async def test_malformed_actions_are_protocol_faults(match, seat):
     """Card ids out of range, and an action that both passes and plays, on the seat's turn."""
     _, runner = match
-    call = seat
     async with asyncio.timeout(LIMIT_S):
         bad = [
             pb.Action(cards=[99]),
@@ -269,14 +267,14 @@ async def test_malformed_actions_are_protocol_faults(match, seat):
         ]
         sent = 0
         while True:
-            batch = await call.read()
+            batch = await seat.read()
             if batch is grpc.aio.EOF:
                 break
             for msg in batch.messages:
                 if msg.WhichOneof("msg") == "turn":
                     action = bad[sent % len(bad)]
                     action.turn_id = msg.turn.turn_id
-                    await call.write(pb.BotMessage(action=action))
+                    await seat.write(pb.BotMessage(action=action))
                     sent += 1
         summary = await runner
     honest_seats_clean(summary)
