@@ -33,17 +33,15 @@ from .conftest import leftovers
 from .test_hostile import BOTS, RULES, play
 
 
-def play_seats(backend, bots, tmp_path, limits=None, hands=1, **tc):
+async def play_seats(backend, bots, tmp_path, limits=None, hands=1, **tc):
     """Like ``play``, with every seat's bot given (paths or names in BOTS) and limits."""
     paths = [b if isinstance(b, Path) else BOTS / f"{b}.py" for b in bots]
     control = TimeControl(**{"move_ms": 1500, "bank_ms": 1000, "startup_ms": 30000, **tc})
     rules = RULES.replace(match_end_value=hands)
     record = tmp_path / "match.jsonl"
     folders = set(Path(tempfile.gettempdir()).glob("arena-*"))
-    result = asyncio.run(
-        run_match(
-            [resolve(str(p)) for p in paths], rules, 3, control, backend, record, limits=limits
-        )
+    result = await run_match(
+        [resolve(str(p)) for p in paths], rules, 3, control, backend, record, limits=limits
     )
     assert result.match_over and result.sandbox == backend
     time.sleep(0.3)
@@ -122,7 +120,7 @@ def server_venv(prefix: Path) -> tuple[Path, Path]:
     return python, purelib
 
 
-def test_cannot_read_files_outside_its_folder(backend, tmp_path):
+async def test_cannot_read_files_outside_its_folder(backend, tmp_path):
     mine = tmp_path / "mine"
     mine.mkdir()
     (tmp_path / "secret.txt").write_text("planted next to the bot's folder\n")
@@ -145,19 +143,19 @@ def test_cannot_read_files_outside_its_folder(backend, tmp_path):
         assert os.path.exists(t.rstrip("/") or "/"), t
     bot = mine / "prober.py"
     bot.write_text((BOTS / "prober.py.in").read_text().replace("@TARGETS@", json.dumps(targets)))
-    seat, _ = play(backend, bot, tmp_path, max_strikes=5)
+    seat, _ = await play(backend, bot, tmp_path, max_strikes=5)
     assert f"DENIED: {len(targets)} of {len(targets)} probes" in details(seat), details(seat)
 
 
-def test_cannot_open_devices_and_dev_is_minimal(backend, tmp_path):
-    seat, _ = play(backend, "devices", tmp_path, max_strikes=5)
+async def test_cannot_open_devices_and_dev_is_minimal(backend, tmp_path):
+    seat, _ = await play(backend, "devices", tmp_path, max_strikes=5)
     said = details(seat)
     assert re.search(r"DENIED: (\d+) of \1 probes", said), said
     if backend == "process":
         assert "extra /dev: -;" in said and "no nodev: -;" in said and "no nosuid: -" in said
 
 
-def test_process_seat_runs_as_its_own_unprivileged_uid(tmp_path):
+async def test_process_seat_runs_as_its_own_unprivileged_uid(tmp_path):
     """As root, every seat is a fresh uid of its own (not root, not shared) on the host."""
     if os.geteuid() != 0 or process.confinement_problem():
         pytest.skip("not root (the bot keeps the user's uid) or no bubblewrap")
@@ -187,7 +185,7 @@ def test_process_seat_runs_as_its_own_unprivileged_uid(tmp_path):
     thread = threading.Thread(target=watch, daemon=True)
     thread.start()
     try:
-        play_seats("process", [bot] * 4, tmp_path)
+        await play_seats("process", [bot] * 4, tmp_path)
     finally:
         stop.set()
         thread.join(5)
@@ -198,14 +196,14 @@ def test_process_seat_runs_as_its_own_unprivileged_uid(tmp_path):
 
 
 @pytest.mark.parametrize("memory_mb", [512])
-def test_process_seat_memory_is_capped_for_all_its_processes(tmp_path, memory_mb):
+async def test_process_seat_memory_is_capped_for_all_its_processes(tmp_path, memory_mb):
     """Four helpers of 40% of the limit each (under the per-process limit, 160% together):
     the seat is killed for its memory, the other seats and the machine carry on."""
     needs_root_controller("memory")
     bot = tmp_path / "seat_memory.py"
     share = memory_mb * 2 // 5
     bot.write_text((BOTS / "seat_memory.py.in").read_text().replace("@MB@", str(share)))
-    result, _ = play_seats(
+    result, _ = await play_seats(
         "process", [bot, "good", "good", "good"], tmp_path, limits={"memory_mb": memory_mb}
     )
     seat = result.seats[0]
@@ -219,13 +217,13 @@ def test_process_seat_memory_is_capped_for_all_its_processes(tmp_path, memory_mb
 
 @pytest.mark.serial
 @pytest.mark.slow  # three bots thinking 250 ms of CPU a move, for a whole hand
-def test_cpu_hog_neighbour_costs_honest_bots_no_move(backend, tmp_path):
+async def test_cpu_hog_neighbour_costs_honest_bots_no_move(backend, tmp_path):
     """A neighbour running 24 busy threads; three honest bots that think 250 ms of CPU per
     move, at 1 s per move and no bank: not one honest move may time out."""
     shared = "cpu" in cgroups.controllers() or (os.geteuid() != 0 and process._autogroup())
     if backend == "process" and not shared:
         pytest.skip(process.isolation_note() or "no CPU share per seat here")
-    result, record = play_seats(
+    result, record = await play_seats(
         backend,
         ["cpu_hog", "honest_cpu", "honest_cpu", "honest_cpu"],
         tmp_path,
@@ -350,7 +348,7 @@ def test_process_sandbox_shows_a_servers_venv_only_what_the_interpreter_needs(tm
     assert not inherited & {"pytest", "_pytest", "unrelated", "pip"}, sites
 
 
-def test_process_sandbox_error_reaches_the_user_verbatim(tmp_path, monkeypatch):
+async def test_process_sandbox_error_reaches_the_user_verbatim(tmp_path, monkeypatch):
     """When bubblewrap refuses (here: a root symlink that leaves no place for the socket
     folder), its own words are the seat's fault, not a bare exit code."""
     if process.confinement_problem():
@@ -362,12 +360,12 @@ def test_process_sandbox_error_reaches_the_user_verbatim(tmp_path, monkeypatch):
         return {**run, "symlinks": [*run["symlinks"], ["nowhere", "/run"]]}
 
     monkeypatch.setattr(process, "runtime", broken)
-    result, _ = play_seats("process", ["good"] * 4, tmp_path, startup_ms=10000)
+    result, _ = await play_seats("process", ["good"] * 4, tmp_path, startup_ms=10000)
     for seat in result.seats:
         assert "bwrap: Can't mkdir /run/arena: No such file or directory" in details(seat), seat
 
 
-def test_without_confinement_only_the_arenas_own_sample_bots_run(tmp_path):
+async def test_without_confinement_only_the_arenas_own_sample_bots_run(tmp_path):
     """Where bubblewrap cannot confine (not installed, not Linux), a stranger's bot is
     refused before anything starts, with the fix; the sample bots shipped with the arena
     still run, so the default ladder works on a fresh machine."""
@@ -377,11 +375,11 @@ def test_without_confinement_only_the_arenas_own_sample_bots_run(tmp_path):
 
     box = ProcessSandbox()
     box.problem = "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
-    asyncio.run(box.prepare([resolve("random"), resolve("heuristic")]))
+    await box.prepare([resolve("random"), resolve("heuristic")])
     stranger = tmp_path / "mine.py"
     stranger.write_text("from bigtwo import Bot\n")
     with pytest.raises(SandboxUnavailable, match=r"cannot confine bot 'mine'.*bubblewrap"):
-        asyncio.run(box.prepare([resolve("random"), resolve(str(stranger))]))
+        await box.prepare([resolve("random"), resolve(str(stranger))])
 
 
 # --- issue 21: host-wide counters and host paths (a covert channel between seats) ----------
@@ -407,7 +405,7 @@ def _touch(size: int) -> bytearray:
     return block
 
 
-def test_process_bot_reads_no_host_wide_counter_and_no_host_path(tmp_path):
+async def test_process_bot_reads_no_host_wide_counter_and_no_host_path(tmp_path):
     """Issue 21: a neighbour decoded another seat's cards through ``MemFree``.  A bot
     samples every host-wide counter it might read (/proc's memory, CPU, load and pressure
     files, sysfs, the ``sysinfo`` call); between its two samples this test allocates and
@@ -427,37 +425,34 @@ def test_process_bot_reads_no_host_wide_counter_and_no_host_path(tmp_path):
     name = f"counters_{os.getpid()}_{time.monotonic_ns() % 10**6}"
     bot = mine / f"{name}.py"
     bot.write_text((BOTS / "host_counters.py.in").read_text().replace("@HOST@", json.dumps(host)))
-    out: dict = {}
+    done = threading.Event()  # the match is over
+    held: list[bytearray] = []
 
-    def run():
-        try:
-            out["result"] = play_seats(
-                "process", [bot, "good", "good", "good"], tmp_path, max_strikes=5
-            )
-        except BaseException as exc:  # re-raised below, in the test's thread
-            out["error"] = exc
+    def neighbour() -> bool:
+        """At the bot's first sample, allocate and touch 500 MB (held until the match is
+        over) and signal the bot to sample again; whether that moment came."""
+        deadline = time.monotonic() + 60
+        while not done.is_set() and time.monotonic() < deadline:
+            for pid in _bot_pids(f"bigtwo.run .*{name}"):
+                if _comm(pid) == "ctr-wait":
+                    held.append(_touch(500 << 20))  # the host (a neighbour) allocates
+                    os.kill(pid, signal.SIGUSR1)
+                    until = time.monotonic() + 20
+                    while _comm(pid) == "ctr-wait" and time.monotonic() < until:
+                        time.sleep(0.05)
+                    return True
+            time.sleep(0.05)
+        return False
 
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    held = None
-    deadline = time.monotonic() + 60
-    signalled = False
-    while thread.is_alive() and time.monotonic() < deadline and not signalled:
-        for pid in _bot_pids(f"bigtwo.run .*{name}"):
-            if _comm(pid) == "ctr-wait":
-                held = _touch(500 << 20)  # the host (a neighbour) allocates
-                os.kill(pid, signal.SIGUSR1)
-                done = time.monotonic() + 20
-                while _comm(pid) == "ctr-wait" and time.monotonic() < done:
-                    time.sleep(0.05)
-                signalled = True
-                break
-        time.sleep(0.05)
-    thread.join(300)
-    del held
-    if "error" in out:
-        raise out["error"]
-    result, _ = out["result"]
+    watcher = asyncio.ensure_future(asyncio.to_thread(neighbour))  # beside the match
+    try:
+        result, _ = await play_seats(
+            "process", [bot, "good", "good", "good"], tmp_path, max_strikes=5
+        )
+    finally:
+        done.set()
+        signalled = await watcher
+    held.clear()
     said = details(result.seats[0])
     assert signalled and "COUNTERS signalled: yes" in said, said
     counters = re.search(r"COUNTERS [^|]*", said).group(0)

@@ -2,7 +2,6 @@
 anything a bot can learn, and no bot instance plays a duplicate deal twice (each rotation
 is played by fresh instances with no storage that survives between them)."""
 
-import asyncio
 import glob
 import json
 import os
@@ -107,13 +106,13 @@ def _cleanup_notes() -> None:
             os.unlink(path)
 
 
-def play_rotations(backend: str, deals: int = 2) -> tuple[Fault, ...]:
+async def play_rotations(backend: str, deals: int = 2) -> tuple[Fault, ...]:
     rules = HK
     hands = rotated_deals(rules, [f"memo/{i}" for i in range(deals)], 4)
     specs = [resolve(str(BOTS / "rememberer.py"))] + [resolve(str(BOTS / "good.py"))] * 3
     tc = TimeControl(move_ms=3000, bank_ms=1000, startup_ms=30000, max_strikes=5)
-    result = asyncio.run(
-        run_match(specs, rules, 1, tc, backend, deals=hands, segments=by_rotation(len(hands), 4))
+    result = await run_match(
+        specs, rules, 1, tc, backend, deals=hands, segments=by_rotation(len(hands), 4)
     )
     assert result.match_over and len(result.hands) == 4 * deals
     assert [h.hand for h in result.hands] == list(range(4 * deals))
@@ -122,10 +121,10 @@ def play_rotations(backend: str, deals: int = 2) -> tuple[Fault, ...]:
     return result.seats[0].faults
 
 
-def test_no_memory_carries_from_one_rotation_to_the_next(backend):
+async def test_no_memory_carries_from_one_rotation_to_the_next(backend):
     """Four rotations, four fresh instances: each reports it wrote its notes and found
     none of an earlier instance's (the probe fails the test on a breach)."""
-    faults = play_rotations(backend)
+    faults = await play_rotations(backend)
     for f in faults:
         assert "BREACH" not in f.detail, f.detail
     reports = [f.detail for f in faults if "PROBE" in f.detail]
@@ -135,12 +134,12 @@ def test_no_memory_carries_from_one_rotation_to_the_next(backend):
     assert all("wrote" in r and " 0 notes" not in r for r in reports), reports
 
 
-def test_the_memory_probe_sees_notes_where_storage_is_shared():
+async def test_the_memory_probe_sees_notes_where_storage_is_shared():
     """The probe works: trusted in-process bots share the machine's /tmp, so the second
     instance finds the first one's note."""
     _cleanup_notes()
     try:
-        faults = play_rotations("inproc", deals=1)
+        faults = await play_rotations("inproc", deals=1)
     finally:
         _cleanup_notes()
     assert any("BREACH" in f.detail for f in faults), faults
@@ -154,7 +153,7 @@ def test_by_rotation_splits_whole_deals(rotations):
         by_rotation(7, 4)
 
 
-def test_side_channels_between_live_instances_are_denied(backend, tmp_path):
+async def test_side_channels_between_live_instances_are_denied(backend, tmp_path):
     """The next rotation's instances start while the current ones play: the channels by
     which two live bots could pass cards through a file both can read (locks, leases,
     inotify) and the page-cache probes are denied by the seccomp profile."""
@@ -169,7 +168,7 @@ def test_side_channels_between_live_instances_are_denied(backend, tmp_path):
         except OSError:
             pass
     assert {"flock", "posix_lock", "get_lock", "ofd_lock", "inotify"} <= set(live), live
-    seat, _ = play(backend, "covert", tmp_path)
+    seat, _ = await play(backend, "covert", tmp_path)
     reports = [f.detail for f in seat.faults if "DENIED" in f.detail]
     assert reports and "8 of 8" in reports[0], seat.faults
 

@@ -4,7 +4,6 @@ valid, nothing is left behind (container, process, control group, socket, folder
 next match is normal.  Hostile bots that probe a boundary report a breach by raising
 "BREACH: ..." (recorded as a fault), so a breach fails the test with its evidence."""
 
-import asyncio
 import os
 import socket
 import subprocess
@@ -29,14 +28,14 @@ BOTS = Path(__file__).parent / "bots"
 RULES = RuleSet.preset("hk").replace(match_end="hands", match_end_value=1)
 
 
-def play(backend, bad, tmp_path, **tc):
+async def play(backend, bad, tmp_path, **tc):
     bad_path = bad if isinstance(bad, Path) else BOTS / f"{bad}.py"
     specs = [resolve(str(bad_path))] + [resolve(str(BOTS / "good.py"))] * 3
     control = TimeControl(**{"move_ms": 1500, "bank_ms": 1000, "startup_ms": 30000, **tc})
     record = tmp_path / "match.jsonl"
     folders = set(Path(tempfile.gettempdir()).glob("arena-*"))
     start = time.monotonic()
-    result = asyncio.run(run_match(specs, RULES, 3, control, backend, record))
+    result = await run_match(specs, RULES, 3, control, backend, record)
     elapsed = time.monotonic() - start
     assert result.match_over and result.sandbox == backend
     for seat in result.seats[1:]:
@@ -55,61 +54,61 @@ def kinds(seat):
     return [f.kind for f in seat.faults]
 
 
-def test_loops_forever(backend, tmp_path):
-    seat, elapsed = play(backend, "spin", tmp_path, move_ms=300, bank_ms=0, max_strikes=2)
+async def test_loops_forever(backend, tmp_path):
+    seat, elapsed = await play(backend, "spin", tmp_path, move_ms=300, bank_ms=0, max_strikes=2)
     assert kinds(seat) == ["timeout", "timeout"] and seat.forfeit
     assert elapsed < 60
 
 
-def test_sleeps_past_the_deadline(backend, tmp_path):
-    seat, _ = play(backend, "sleeper", tmp_path, move_ms=200, bank_ms=0, max_strikes=2)
+async def test_sleeps_past_the_deadline(backend, tmp_path):
+    seat, _ = await play(backend, "sleeper", tmp_path, move_ms=200, bank_ms=0, max_strikes=2)
     assert kinds(seat) == ["timeout", "timeout"] and seat.forfeit
 
 
-def test_allocates_memory_until_stopped(backend, tmp_path):
-    seat, _ = play(backend, "memory_hog", tmp_path)
+async def test_allocates_memory_until_stopped(backend, tmp_path):
+    seat, _ = await play(backend, "memory_hog", tmp_path)
     assert seat.faults and seat.faults[0].kind == "crash"
     detail = seat.faults[0].detail
     assert ("OOMKilled" in detail) if backend == "docker" else ("MemoryError" in detail)
 
 
-def test_fork_bomb_is_capped_and_cleaned_up(backend, tmp_path):
-    seat, _ = play(backend, "fork_bomb", tmp_path)
+async def test_fork_bomb_is_capped_and_cleaned_up(backend, tmp_path):
+    seat, _ = await play(backend, "fork_bomb", tmp_path)
     # capped (no BREACH) and cleaned up (no leftovers); forking that long may cost it time
     assert set(kinds(seat)) <= {"timeout"}
 
 
-def test_fills_tmp_and_cannot_write_elsewhere(backend, tmp_path):
-    seat, _ = play(backend, "disk_filler", tmp_path)
+async def test_fills_tmp_and_cannot_write_elsewhere(backend, tmp_path):
+    seat, _ = await play(backend, "disk_filler", tmp_path)
     assert seat.faults == ()
 
 
-def test_cannot_see_other_seats_or_processes(backend, tmp_path):
-    seat, _ = play(backend, "snooper", tmp_path)
+async def test_cannot_see_other_seats_or_processes(backend, tmp_path):
+    seat, _ = await play(backend, "snooper", tmp_path)
     assert seat.faults == ()
 
 
-def test_child_cannot_outlive_the_match(backend, tmp_path):
-    seat, _ = play(backend, "outliver", tmp_path)
+async def test_child_cannot_outlive_the_match(backend, tmp_path):
+    seat, _ = await play(backend, "outliver", tmp_path)
     assert seat.faults == ()  # and leftovers() found no process
 
 
-def test_garbage_on_the_socket_does_not_disturb_the_match(backend, tmp_path):
-    seat, _ = play(backend, "garbage", tmp_path)
+async def test_garbage_on_the_socket_does_not_disturb_the_match(backend, tmp_path):
+    seat, _ = await play(backend, "garbage", tmp_path)
     assert seat.faults == ()
 
 
-def test_flooding_actions(backend, tmp_path):
-    seat, _ = play(backend, "flooder", tmp_path)
+async def test_flooding_actions(backend, tmp_path):
+    seat, _ = await play(backend, "flooder", tmp_path)
     assert seat.forfeit and set(kinds(seat)) <= {"protocol", "disconnect", "crash"}
 
 
-def test_huge_message(backend, tmp_path):
-    seat, _ = play(backend, "huge_message", tmp_path)
+async def test_huge_message(backend, tmp_path):
+    seat, _ = await play(backend, "huge_message", tmp_path)
     assert seat.forfeit and kinds(seat)[0] in ("disconnect", "crash")
 
 
-def test_no_network_even_to_the_hosts_loopback(backend, tmp_path):
+async def test_no_network_even_to_the_hosts_loopback(backend, tmp_path):
     hits = []
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     server.bind(("127.0.0.1", 0))
@@ -132,7 +131,7 @@ def test_no_network_even_to_the_hosts_loopback(backend, tmp_path):
     bot = tmp_path / "net_probe.py"
     bot.write_text((BOTS / "net_probe.py.in").read_text().replace("@PORT@", str(port)))
     try:
-        seat, _ = play(backend, bot, tmp_path)
+        seat, _ = await play(backend, bot, tmp_path)
     finally:
         stop.set()
         thread.join(2)
@@ -149,45 +148,45 @@ def test_no_network_even_to_the_hosts_loopback(backend, tmp_path):
         ("junk_return", "illegal", "returned no play"),
     ],
 )
-def test_bad_actions_cost_strikes_then_forfeit(backend, tmp_path, name, kind, words):
-    seat, _ = play(backend, name, tmp_path, max_strikes=3)
+async def test_bad_actions_cost_strikes_then_forfeit(backend, tmp_path, name, kind, words):
+    seat, _ = await play(backend, name, tmp_path, max_strikes=3)
     assert seat.faults[0].kind == kind and words in seat.faults[0].detail
     assert seat.strikes == 3 and seat.forfeit
 
 
-def test_exits_mid_match(backend, tmp_path):
-    seat, _ = play(backend, "exiter", tmp_path)
+async def test_exits_mid_match(backend, tmp_path):
+    seat, _ = await play(backend, "exiter", tmp_path)
     assert kinds(seat) == ["crash"] and "code 3" in seat.faults[0].detail
     assert seat.forfeit
 
 
-def test_crashes_at_start(backend, tmp_path):
-    seat, _ = play(backend, "crash_at_start", tmp_path)
+async def test_crashes_at_start(backend, tmp_path):
+    seat, _ = await play(backend, "crash_at_start", tmp_path)
     assert kinds(seat) == ["crash"] and "broken on purpose" in seat.faults[0].detail
 
 
-def test_never_connects(backend, tmp_path):
+async def test_never_connects(backend, tmp_path):
     # the honest seats must start within the allowance too, on a loaded machine
-    seat, elapsed = play(backend, "never_connects", tmp_path, startup_ms=8000)
+    seat, elapsed = await play(backend, "never_connects", tmp_path, startup_ms=8000)
     assert kinds(seat) == ["disconnect"] and "never connected" in seat.faults[0].detail
     assert elapsed < 60
 
 
-def test_the_next_match_is_normal(backend, tmp_path):
-    play(backend, "raiser", tmp_path, max_strikes=1)
-    seat, _ = play(backend, "good", tmp_path)
+async def test_the_next_match_is_normal(backend, tmp_path):
+    await play(backend, "raiser", tmp_path, max_strikes=1)
+    seat, _ = await play(backend, "good", tmp_path)
     assert seat.faults == ()
 
 
-def test_io_uring_is_denied(backend, tmp_path):
-    seat, _ = play(backend, "io_uring", tmp_path)
+async def test_io_uring_is_denied(backend, tmp_path):
+    seat, _ = await play(backend, "io_uring", tmp_path)
     assert seat.faults == ()
 
 
-def test_a_child_killed_by_the_memory_limit_is_seen(backend, tmp_path):
+async def test_a_child_killed_by_the_memory_limit_is_seen(backend, tmp_path):
     # not a timing test: a move allowance no loaded machine comes near, so only the memory
     # limit can end the seat (at 8 s, a busy CI machine once timed the move out first)
-    seat, _ = play(backend, "child_oom", tmp_path, move_ms=60_000)
+    seat, _ = await play(backend, "child_oom", tmp_path, move_ms=60_000)
     assert seat.forfeit and len(seat.faults) == 1
     if backend == "docker":  # the bot exits 0: only the container state says OOM
         assert seat.faults[0].kind == "crash", seat.faults[0]
@@ -231,13 +230,13 @@ def test_sandbox_gc_removes_leftovers_and_spares_running_matches(tmp_path):
         shutil.rmtree(dead, ignore_errors=True)
 
 
-def test_a_start_cut_off_by_the_startup_allowance_leaves_nothing_behind(backend):
+async def test_a_start_cut_off_by_the_startup_allowance_leaves_nothing_behind(backend):
     """A 1 ms allowance cuts off every start in the middle (the sandbox's calls cannot be
     taken back): the match ends before its first hand, and a bot or container that came
     into being after the arena gave up is stopped and removed all the same."""
     specs = [resolve(str(BOTS / "good.py"))] * 4
     control = TimeControl(move_ms=1500, bank_ms=1000, startup_ms=1)
-    result = asyncio.run(run_match(specs, RULES, 3, control, backend, all_must_start=True))
+    result = await run_match(specs, RULES, 3, control, backend, all_must_start=True)
     assert result.aborted and result.hands == ()
     assert all(not s.connected for s in result.seats)
     for seat in result.seats:  # cut off while starting, or started but too late to say Hello

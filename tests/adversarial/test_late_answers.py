@@ -3,7 +3,6 @@ expected (once) and ignored; any other answer out of turn — the same turn twic
 never asked, a future one — is a protocol fault, and round trips are measured only for
 answers to the turn asked."""
 
-import asyncio
 import json
 import statistics
 import time
@@ -19,12 +18,12 @@ from .test_hostile import BOTS
 RULES = RuleSet.preset("hk").replace(match_end="hands", match_end_value=2)
 
 
-def test_a_flood_of_late_answers_is_faulted_and_not_timed(backend, tmp_path):
+async def test_a_flood_of_late_answers_is_faulted_and_not_timed(backend, tmp_path):
     bad = BOTS / "late_flooder.py"
     specs = [resolve(str(bad))] + [resolve(str(BOTS / "good.py"))] * 3
     record = tmp_path / "m.jsonl"
     control = TimeControl(move_ms=1500, bank_ms=1000, startup_ms=30000, max_strikes=3)
-    result = asyncio.run(run_match(specs, RULES, 3, control, backend, record))
+    result = await run_match(specs, RULES, 3, control, backend, record)
     assert result.match_over
     for seat in result.seats[1:]:
         assert seat.faults == () and not seat.forfeit, seat

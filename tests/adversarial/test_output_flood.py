@@ -2,7 +2,6 @@
 output is capped (the disk is safe), the match finishes in its normal time, and nobody
 else's play suffers."""
 
-import asyncio
 import time
 
 from arena.bots import resolve
@@ -17,13 +16,13 @@ from .test_hostile import BOTS
 RULES = RuleSet.preset("hk").replace(match_end="hands", match_end_value=3)
 
 
-def test_a_bot_printing_without_end_is_capped_and_slows_nothing(backend, tmp_path):
+async def test_a_bot_printing_without_end_is_capped_and_slows_nothing(backend, tmp_path):
     specs = [resolve(str(BOTS / "printer_flood.py"))] + [resolve(str(BOTS / "good.py"))] * 3
     control = TimeControl(move_ms=1500, bank_ms=1000, startup_ms=30000)
     record = tmp_path / "match.jsonl"
     logs = tmp_path / "logs"
     start = time.monotonic()
-    result = asyncio.run(run_match(specs, RULES, 3, control, backend, record, log_dir=logs))
+    result = await run_match(specs, RULES, 3, control, backend, record, log_dir=logs)
     elapsed = time.monotonic() - start
     assert result.match_over and len(result.hands) == 3
     assert elapsed < 60, elapsed  # three hands; a blocked pipe or a busy referee would stall

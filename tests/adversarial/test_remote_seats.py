@@ -350,7 +350,7 @@ def test_insecure_serves_plain_tcp_with_a_warning(arena_tmp):
         assert seat["faults"] == [] and not seat["forfeit"], seat
 
 
-def test_a_tls_gate_closes_plain_and_slow_clients_and_counts_them(tmp_path):
+async def test_a_tls_gate_closes_plain_and_slow_clients_and_counts_them(tmp_path):
     """At the gate: a plain HTTP/2 preface on a TLS port is closed at once (counted), a
     ClientHello dribbled a byte at a time is closed at the TLS handshake deadline, and a
     TLS client that completes its handshake is relayed."""
@@ -360,52 +360,48 @@ def test_a_tls_gate_closes_plain_and_slow_clients_and_counts_them(tmp_path):
     files = tls.ensure(tmp_path / "tls", ["127.0.0.1"])
     context = tls.server_context(files)
 
-    async def scenario():
-        async def echo(reader, writer):
-            with contextlib.suppress(Exception):
-                while data := await reader.read(65536):
-                    writer.write(data)
-                    await writer.drain()
-            writer.close()
-
-        upstream = await asyncio.start_unix_server(echo, path=str(tmp_path / "up.sock"))
-        gate = gates.TcpGate("127.0.0.1", 0, str(tmp_path / "up.sock"), tls=context)
-        gate.whole_preface = False  # the echo speaks no HTTP/2
-        gate.tls_s = 1.0
-        gate.start()
-        loop = asyncio.get_running_loop()
-
-        async def lasted(data: bytes, dribble: bool) -> float:
-            s = socket.socket()
-            s.setblocking(False)
-            await loop.sock_connect(s, ("127.0.0.1", gate.port))
-            start = time.monotonic()
-            reader = asyncio.ensure_future(_drain(loop, s))
-            for i in range(len(data)) if dribble else [None]:
-                with contextlib.suppress(OSError):
-                    await loop.sock_sendall(s, data if i is None else data[i : i + 1])
-                if reader.done():
-                    break
-                if dribble:
-                    await asyncio.wait({reader}, timeout=0.1)
-            await asyncio.wait_for(reader, 10)
-            s.close()
-            return time.monotonic() - start
-
-        plain = await lasted(H2_PREFACE, dribble=False)
-        slow = await lasted(CLIENT_HELLO_START, dribble=True)
-        client = ssl.create_default_context(cafile=str(files.ca))
-        reader, writer = await asyncio.open_connection(
-            "127.0.0.1", gate.port, ssl=client, server_hostname="127.0.0.1"
-        )
-        writer.write(b"ping")
-        echoed = await asyncio.wait_for(reader.readexactly(4), 10)
+    async def echo(reader, writer):
+        with contextlib.suppress(Exception):
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
         writer.close()
-        gate.close()
-        upstream.close()
-        return plain, slow, echoed, gate
 
-    plain, slow, echoed, gate = asyncio.run(scenario())
+    upstream = await asyncio.start_unix_server(echo, path=str(tmp_path / "up.sock"))
+    gate = gates.TcpGate("127.0.0.1", 0, str(tmp_path / "up.sock"), tls=context)
+    gate.whole_preface = False  # the echo speaks no HTTP/2
+    gate.tls_s = 1.0
+    gate.start()
+    loop = asyncio.get_running_loop()
+
+    async def lasted(data: bytes, dribble: bool) -> float:
+        s = socket.socket()
+        s.setblocking(False)
+        await loop.sock_connect(s, ("127.0.0.1", gate.port))
+        start = time.monotonic()
+        reader = asyncio.ensure_future(_drain(loop, s))
+        for i in range(len(data)) if dribble else [None]:
+            with contextlib.suppress(OSError):
+                await loop.sock_sendall(s, data if i is None else data[i : i + 1])
+            if reader.done():
+                break
+            if dribble:
+                await asyncio.wait({reader}, timeout=0.1)
+        await asyncio.wait_for(reader, 10)
+        s.close()
+        return time.monotonic() - start
+
+    plain = await lasted(H2_PREFACE, dribble=False)
+    slow = await lasted(CLIENT_HELLO_START, dribble=True)
+    client = ssl.create_default_context(cafile=str(files.ca))
+    reader, writer = await asyncio.open_connection(
+        "127.0.0.1", gate.port, ssl=client, server_hostname="127.0.0.1"
+    )
+    writer.write(b"ping")
+    echoed = await asyncio.wait_for(reader.readexactly(4), 10)
+    writer.close()
+    gate.close()
+    upstream.close()
     assert plain < 0.5 and gate.plaintext == 1
     assert 0.9 < slow < 3.0 and gate.tls_late == 1
     assert echoed == b"ping"

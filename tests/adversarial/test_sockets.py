@@ -150,7 +150,7 @@ def test_a_bot_opening_calls_over_its_connection_is_cut(backend, tmp_path, short
     assert list(short_tmp.iterdir()) == []
 
 
-def _probe_in_process(tmp: Path) -> tuple[dict[str, int], int, gates.SeatGate]:
+async def _probe_in_process(tmp: Path) -> tuple[dict[str, int], int, gates.SeatGate]:
     """A match whose seat 0 is the stream probe (a separate process, unsandboxed) and
     whose other seats are honest; returns the probe's report, the calls of seat 0's
     connection that reached the servicer, and seat 0's gate."""
@@ -158,68 +158,63 @@ def _probe_in_process(tmp: Path) -> tuple[dict[str, int], int, gates.SeatGate]:
     rules = RuleSet.preset("hk").replace(match_end="hands", match_end_value=1)
     calls = 0
 
-    async def scenario():
+    tmp.mkdir()
+    server = RefereeServer()
+    server.listen_private(tmp / "referee")
+    seats = [server.listen_seat(tmp / f"sock{i}") for i in range(4)]
+    tc = TimeControl(move_ms=8000, startup_ms=60_000)
+    session = MatchSession(rules, [SeatSpec(f"b{i}") for i in range(4)], 3, tc)
+    server.add(session)
+    hello = server.service._hello
+
+    async def counted(context):  # the calls that came through seat 0's gate
         nonlocal calls
-        tmp.mkdir()
-        server = RefereeServer()
-        server.listen_private(tmp / "referee")
-        seats = [server.listen_seat(tmp / f"sock{i}") for i in range(4)]
-        tc = TimeControl(move_ms=8000, startup_ms=60_000)
-        session = MatchSession(rules, [SeatSpec(f"b{i}") for i in range(4)], 3, tc)
-        server.add(session)
-        hello = server.service._hello
+        link = gates.link_of(context.peer())
+        calls += link is not None and link.gate is server.gates[0]
+        return await hello(context)
 
-        async def counted(context):  # the calls that came through seat 0's gate
-            nonlocal calls
-            link = gates.link_of(context.peer())
-            calls += link is not None and link.gate is server.gates[0]
-            return await hello(context)
-
-        server.service._hello = counted
-        await server.start()
-        runner = asyncio.create_task(session.run())
-        env = {
-            **os.environ,
-            "ARENA_ADDRESS": seats[0],
-            "ARENA_MATCH_ID": session.match_id,
-            "ARENA_SEAT": "0",
-            "ARENA_TOKEN": session.seats[0].spec.token,
-        }
-        bot = BOTS / "stream_opener.py"
-        probe = await asyncio.create_subprocess_exec(
-            *(sys.executable, "-m", "bigtwo.run", str(bot)), env=env, stderr=subprocess.PIPE
-        )
-        _, err = await asyncio.wait_for(probe.communicate(), 120)
-        honest = [
-            asyncio.create_task(play_match(good(), seats[i], session.match_id, i, s.spec.token))
-            for i, s in enumerate(session.seats)
-            if i
-        ]
-        summary = await asyncio.wait_for(runner, 120)
-        await asyncio.gather(*honest)
-        await server.stop(0)
-        for seat in summary.seats[1:]:
-            assert seat.faults == () and not seat.forfeit, seat
-        return err.decode(), server.gates[0]
-
-    err, gate = asyncio.run(scenario())
-    return _stream_report(err), calls, gate
+    server.service._hello = counted
+    await server.start()
+    runner = asyncio.create_task(session.run())
+    env = {
+        **os.environ,
+        "ARENA_ADDRESS": seats[0],
+        "ARENA_MATCH_ID": session.match_id,
+        "ARENA_SEAT": "0",
+        "ARENA_TOKEN": session.seats[0].spec.token,
+    }
+    bot = BOTS / "stream_opener.py"
+    probe = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "bigtwo.run", str(bot)), env=env, stderr=subprocess.PIPE
+    )
+    _, err = await asyncio.wait_for(probe.communicate(), 120)
+    honest = [
+        asyncio.create_task(play_match(good(), seats[i], session.match_id, i, s.spec.token))
+        for i, s in enumerate(session.seats)
+        if i
+    ]
+    summary = await asyncio.wait_for(runner, 120)
+    await asyncio.gather(*honest)
+    await server.stop(0)
+    for seat in summary["seats"][1:]:
+        assert seat["faults"] == [] and not seat["forfeit"], seat
+    return _stream_report(err.decode()), calls, server.gates[0]
 
 
-def test_the_stream_probe_reaches_no_servicer_and_would_without_the_limits(monkeypatch):
+async def test_the_stream_probe_reaches_no_servicer_and_would_without_the_limits(monkeypatch):
     """In process, where the referee's side can be counted: with the limits, one call (the
     seat's own) reaches the servicer and the gate cuts the connection at the next; with
     the limits lifted (gate and gRPC both), the same probe has call after call answered —
     it is a real probe, and each of those calls costs the referee's Python."""
     tmp = Path(tempfile.mkdtemp(prefix="t-"))
     try:
-        got, calls, gate = _probe_in_process(tmp / "a")
+        got, calls, gate = await _probe_in_process(tmp / "a")
         assert got["served"] == 0 and got["cut"] == 1 and got["attempts"] >= 1, got
         assert calls == 1 and gate.overrun == 1 and gate.accepted == 1
         monkeypatch.setattr(gates, "STREAMS_PER_LINK", 10**6)
         monkeypatch.setattr(service, "STREAMS_PER_LINK", 10**6)
         monkeypatch.setattr(gates, "SPENT_S", 120.0)  # a refused Hello keeps the link
-        got, calls, gate = _probe_in_process(tmp / "b")
+        got, calls, gate = await _probe_in_process(tmp / "b")
         assert got["served"] >= 100 and calls >= 1 + got["served"], (got, calls)
         assert gate.overrun == 0
     finally:
@@ -281,7 +276,7 @@ async def _hello_less(port: int, src: str, repeat_s: float | None, until: float)
     return time.monotonic() - start, reader.done(), heard[3:4] == b"\4", calls
 
 
-def test_tcp_links_without_a_hello_are_closed_and_a_remote_seat_gets_in():
+async def test_tcp_links_without_a_hello_are_closed_and_a_remote_seat_gets_in():
     """64 clients from 16 addresses fill the TCP gate's total cap: each sends the HTTP/2
     preface and a Play without a Hello, then keeps its connection busy (never idle).  An
     honest remote seat arriving while the cap is full takes the place of one of them and
@@ -292,7 +287,7 @@ def test_tcp_links_without_a_hello_are_closed_and_a_remote_seat_gets_in():
     hello_s = 6.0
     tmp = Path(tempfile.mkdtemp(prefix="t-"))
 
-    async def scenario():
+    try:
         server = RefereeServer()
         server.listen_private(tmp / "referee")
         seats = [server.listen_seat(tmp / f"sock{i}") for i in range(1, 4)]
@@ -331,13 +326,9 @@ def test_tcp_links_without_a_hello_are_closed_and_a_remote_seat_gets_in():
         await asyncio.sleep(0.1)
         left = len(gate.links)
         await server.stop(0)
-        return remote.returncode, err.decode(), summary, out, gate, left
-
-    try:
-        code, err, summary, out, gate, left = asyncio.run(scenario())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    assert code == 0, err[-2000:]
+    assert remote.returncode == 0, err.decode()[-2000:]
     assert summary.match_over
     for seat in summary.seats:
         assert seat.faults == () and not seat.forfeit, seat
@@ -349,90 +340,84 @@ def test_tcp_links_without_a_hello_are_closed_and_a_remote_seat_gets_in():
     assert gate.ungreeted == gates.TCP_TOTAL - 1 and gate.refused == 0 and left == 0
 
 
-def test_a_second_call_or_a_refused_hello_ends_a_tcp_link():
+async def test_a_second_call_or_a_refused_hello_ends_a_tcp_link():
     """Over TCP: clients that open a Hello-less Play every 0.3 s are cut at the second,
     before it reaches gRPC; a client whose Hello is refused gets the referee's answer, and
     then its connection is closed."""
 
-    async def scenario():
-        folder = Path(tempfile.mkdtemp(prefix="t-"))
-        server = RefereeServer()
-        try:
-            server.listen_private(folder / "referee")
-            address = server.listen_tcp("127.0.0.1:0")
-            gate = server.gates[-1]
-            await server.start()
-            repeaters = await asyncio.gather(
-                *(_hello_less(gate.port, "127.0.4.1", 0.3, 10.0) for _ in range(4))
-            )
-            assert gate.overrun == 4 and not gate.links
-            # a wrong Hello: refused, and the connection goes soon after
-            from bigtwo.v1 import referee_pb2 as pb
-            from bigtwo.v1 import referee_pb2_grpc as pb_grpc
+    folder = Path(tempfile.mkdtemp(prefix="t-"))
+    server = RefereeServer()
+    try:
+        server.listen_private(folder / "referee")
+        address = server.listen_tcp("127.0.0.1:0")
+        gate = server.gates[-1]
+        await server.start()
+        repeaters = await asyncio.gather(
+            *(_hello_less(gate.port, "127.0.4.1", 0.3, 10.0) for _ in range(4))
+        )
+        assert gate.overrun == 4 and not gate.links
+        # a wrong Hello: refused, and the connection goes soon after
+        from bigtwo.v1 import referee_pb2 as pb
+        from bigtwo.v1 import referee_pb2_grpc as pb_grpc
 
-            async with grpc.aio.insecure_channel(address) as ch:
-                call = pb_grpc.RefereeStub(ch).Play()
-                await call.write(pb.BotMessage(hello=pb.Hello(match_id="nope", token="x")))
-                with pytest.raises(grpc.aio.AioRpcError) as refused:
-                    await call.read()
-                assert refused.value.code() == grpc.StatusCode.NOT_FOUND
-                assert len(gate.links) == 1
-                await asyncio.sleep(gates.SPENT_S + gates.LINGER_S + 0.5)
-                assert not gate.links and gate.overrun == 4
-            return repeaters
-        finally:
-            await server.stop(0)
-            shutil.rmtree(folder, ignore_errors=True)
-
-    for lasted, cut, spoke, calls in asyncio.run(scenario()):
+        async with grpc.aio.insecure_channel(address) as ch:
+            call = pb_grpc.RefereeStub(ch).Play()
+            await call.write(pb.BotMessage(hello=pb.Hello(match_id="nope", token="x")))
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await call.read()
+            assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+            assert len(gate.links) == 1
+            await asyncio.sleep(gates.SPENT_S + gates.LINGER_S + 0.5)
+            assert not gate.links and gate.overrun == 4
+    finally:
+        await server.stop(0)
+        shutil.rmtree(folder, ignore_errors=True)
+    for lasted, cut, spoke, calls in repeaters:
         assert cut and spoke and calls == 2 and lasted < 2.0
 
 
 @pytest.mark.serial
-def test_a_flood_of_tiny_frames_is_cut_and_an_honest_pace_is_not(tmp_path):
+async def test_a_flood_of_tiny_frames_is_cut_and_an_honest_pace_is_not(tmp_path):
     """Following frames costs the gate Python: past a burst, a client may send frames at
     FRAMES_PER_S.  Empty frames sent as fast as they go are cut; most of a burst at once,
     then frames at half the rate for two seconds (more than the burst in all), pass."""
 
-    async def scenario():
-        upstream = await _echo_server(tmp_path / "up.sock")
-        gate = TcpGate("127.0.0.1", 0, str(tmp_path / "up.sock"))
-        gate.start()
-        loop = asyncio.get_running_loop()
+    upstream = await _echo_server(tmp_path / "up.sock")
+    gate = TcpGate("127.0.0.1", 0, str(tmp_path / "up.sock"))
+    gate.start()
+    loop = asyncio.get_running_loop()
 
-        async def send(frames: int, paced: int = 0, per_s: float = 1.0) -> bool:
-            """Whether the connection survives ``frames`` empty PINGs as fast as they go,
-            then ``paced`` more at ``per_s``."""
-            s = socket.socket()
-            s.setblocking(False)
-            await loop.sock_connect(s, ("127.0.0.1", gate.port))
-            reader = asyncio.create_task(_drain(loop, s))
-            try:
-                await loop.sock_sendall(s, PREFACE)
-                batch = 250
-                for _ in range(0, frames, batch):
-                    await loop.sock_sendall(s, frame(6, 0, 0, bytes(8)) * batch)
-                start = time.monotonic()
-                for i in range(0, paced, batch):
-                    await asyncio.sleep(max(0.0, start + (i + batch) / per_s - time.monotonic()))
-                    await loop.sock_sendall(s, frame(6, 0, 0, bytes(8)) * batch)
-                await asyncio.sleep(0.2)
-                return not reader.done()
-            except OSError:
-                return False
-            finally:
-                reader.cancel()
-                s.close()
+    async def send(frames: int, paced: int = 0, per_s: float = 1.0) -> bool:
+        """Whether the connection survives ``frames`` empty PINGs as fast as they go,
+        then ``paced`` more at ``per_s``."""
+        s = socket.socket()
+        s.setblocking(False)
+        await loop.sock_connect(s, ("127.0.0.1", gate.port))
+        reader = asyncio.create_task(_drain(loop, s))
+        try:
+            await loop.sock_sendall(s, PREFACE)
+            batch = 250
+            for _ in range(0, frames, batch):
+                await loop.sock_sendall(s, frame(6, 0, 0, bytes(8)) * batch)
+            start = time.monotonic()
+            for i in range(0, paced, batch):
+                await asyncio.sleep(max(0.0, start + (i + batch) / per_s - time.monotonic()))
+                await loop.sock_sendall(s, frame(6, 0, 0, bytes(8)) * batch)
+            await asyncio.sleep(0.2)
+            return not reader.done()
+        except OSError:
+            return False
+        finally:  # the loop stops watching the socket before its descriptor is freed: the
+            reader.cancel()  # next connection may get the same number (a stale watch on it
+            await asyncio.wait({reader})  # failed the next sock_connect, seen under load)
+            s.close()
 
-        flood = await send(gates.FRAME_BURST + 4 * gates.FRAMES_PER_S)
-        burst, rate = gates.FRAME_BURST, gates.FRAMES_PER_S
-        paced = await send(burst - rate // 2, paced=rate, per_s=rate / 2)
-        gate.close()
-        upstream.close()
-        return flood, paced, gate.flooded
-
-    flood, paced, flooded = asyncio.run(scenario())
-    assert not flood and paced and flooded == 1
+    flood = await send(gates.FRAME_BURST + 4 * gates.FRAMES_PER_S)
+    burst, rate = gates.FRAME_BURST, gates.FRAMES_PER_S
+    paced = await send(burst - rate // 2, paced=rate, per_s=rate / 2)
+    gate.close()
+    upstream.close()
+    assert not flood and paced and gate.flooded == 1
 
 
 async def _drain(loop: asyncio.AbstractEventLoop, s: socket.socket) -> None:
@@ -493,31 +478,27 @@ def _fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-def test_a_seat_gate_serves_one_connection_ever(tmp_path):
+async def test_a_seat_gate_serves_one_connection_ever(tmp_path):
     """Four processes race for one seat socket, 500 connections each: exactly one is
     served, the rest are refused, and the referee holds no more descriptors than before."""
 
-    async def scenario():
-        upstream = await _echo_server(tmp_path / "up.sock")
-        (tmp_path / "seat").mkdir()
-        gate = SeatGate(tmp_path / "seat" / "referee.sock", str(tmp_path / "up.sock"))
-        assert oct(gate.path.stat().st_mode & 0o777) == "0o666"
-        before = _fds()
-        gate.start()
-        procs = [
-            await asyncio.create_subprocess_exec(
-                sys.executable, "-c", HAMMER, str(gate.path), "500", stdout=subprocess.PIPE
-            )
-            for _ in range(4)
-        ]
-        reports = [json.loads((await p.communicate())[0]) for p in procs]
-        during = _fds()
-        assert not gate.path.exists() and gate.sock is None
-        gate.close()
-        upstream.close()
-        return reports, before, during, gate
-
-    reports, before, during, gate = asyncio.run(scenario())
+    upstream = await _echo_server(tmp_path / "up.sock")
+    (tmp_path / "seat").mkdir()
+    gate = SeatGate(tmp_path / "seat" / "referee.sock", str(tmp_path / "up.sock"))
+    assert oct(gate.path.stat().st_mode & 0o777) == "0o666"
+    before = _fds()
+    gate.start()
+    procs = [
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-c", HAMMER, str(gate.path), "500", stdout=subprocess.PIPE
+        )
+        for _ in range(4)
+    ]
+    reports = [json.loads((await p.communicate())[0]) for p in procs]
+    during = _fds()
+    assert not gate.path.exists() and gate.sock is None
+    gate.close()
+    upstream.close()
     assert sum(r["served"] for r in reports) == 1, reports
     assert gate.accepted == 1
     refused = sum(sum(r["refused"].values()) for r in reports)
@@ -525,125 +506,115 @@ def test_a_seat_gate_serves_one_connection_ever(tmp_path):
     assert during <= before + 2  # the relay's two ends (and the echo's), minus the listener
 
 
-def test_tcp_gate_caps_per_peer_and_in_total_and_sheds_silent_connections(tmp_path):
-    async def scenario():
-        upstream = await _echo_server(tmp_path / "up.sock")
-        gate = TcpGate("127.0.0.1", 0, str(tmp_path / "up.sock"), per_peer=4, total=8)
-        gate.whole_preface = False  # the echo speaks no HTTP/2
-        gate.handshake_s = 0.5
-        gate.start()
-        loop = asyncio.get_running_loop()
+async def test_tcp_gate_caps_per_peer_and_in_total_and_sheds_silent_connections(tmp_path):
+    upstream = await _echo_server(tmp_path / "up.sock")
+    gate = TcpGate("127.0.0.1", 0, str(tmp_path / "up.sock"), per_peer=4, total=8)
+    gate.whole_preface = False  # the echo speaks no HTTP/2
+    gate.handshake_s = 0.5
+    gate.start()
+    loop = asyncio.get_running_loop()
 
-        async def connect(src: str) -> socket.socket:
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.setblocking(False)
-            s.bind((src, 0))
-            with contextlib.suppress(ConnectionResetError):  # refused before we looked
-                await loop.sock_connect(s, ("127.0.0.1", gate.port))
-            return s
+    async def connect(src: str) -> socket.socket:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setblocking(False)
+        s.bind((src, 0))
+        with contextlib.suppress(ConnectionResetError):  # refused before we looked
+            await loop.sock_connect(s, ("127.0.0.1", gate.port))
+        return s
 
-        async def talks(s: socket.socket) -> bool:
-            try:
-                await loop.sock_sendall(s, b"hi")
-                return await asyncio.wait_for(loop.sock_recv(s, 2), 2) == b"hi"
-            except (OSError, TimeoutError):
-                return False
+    async def talks(s: socket.socket) -> bool:
+        try:
+            await loop.sock_sendall(s, b"hi")
+            return await asyncio.wait_for(loop.sock_recv(s, 2), 2) == b"hi"
+        except (OSError, TimeoutError):
+            return False
 
-        # four talkers from one address fill its cap; a fifth from it is refused
-        talkers = [await connect("127.0.0.5") for _ in range(4)]
-        assert all([await talks(s) for s in talkers])
-        fifth = await connect("127.0.0.5")
-        assert not await talks(fifth)
-        # silent connections from another address: once its cap is full, a newcomer that
-        # has not spoken either is refused while the ones it would displace are younger
-        # than SILENT_GRACE_S, and displaces the oldest after
-        silent = [await connect("127.0.0.6") for _ in range(10)]
-        await asyncio.sleep(0.1)
-        assert gate.by_peer["127.0.0.6"] == 4 and gate.evicted == 0 and gate.refused == 7
-        await asyncio.sleep(gates.SILENT_GRACE_S)
-        silent.append(await connect("127.0.0.6"))
-        await asyncio.sleep(0.05)
-        assert gate.by_peer["127.0.0.6"] == 4 and gate.evicted == 1 and gate.refused == 7
-        # the total cap (8) is full of talkers and silent ones: a newcomer from a third
-        # address that has sent its first message whole (the HTTP/2 preface, waiting
-        # unread as the gate accepts) evicts a silent one at once and is served
-        newcomer = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        newcomer.bind(("127.0.0.7", 0))
-        newcomer.connect(("127.0.0.1", gate.port))  # blocking: the gate has not run yet
-        newcomer.sendall(PREFACE)
-        newcomer.setblocking(False)
-        echoed = await asyncio.wait_for(loop.sock_recv(newcomer, len(PREFACE)), 2)
-        assert echoed == PREFACE and await talks(newcomer)
-        assert gate.evicted == 2
-        # the handshake timeout closes the silent ones that are left
-        await asyncio.sleep(0.8)
-        assert "127.0.0.6" not in gate.by_peer and gate.silent == 3
-        assert all([await talks(s) for s in talkers])
-        for s in [*talkers, fifth, *silent, newcomer]:
-            s.close()
-        gate.close()
-        upstream.close()
-        return gate
-
-    gate = asyncio.run(scenario())
+    # four talkers from one address fill its cap; a fifth from it is refused
+    talkers = [await connect("127.0.0.5") for _ in range(4)]
+    assert all([await talks(s) for s in talkers])
+    fifth = await connect("127.0.0.5")
+    assert not await talks(fifth)
+    # silent connections from another address: once its cap is full, a newcomer that
+    # has not spoken either is refused while the ones it would displace are younger
+    # than SILENT_GRACE_S, and displaces the oldest after
+    silent = [await connect("127.0.0.6") for _ in range(10)]
+    await asyncio.sleep(0.1)
+    assert gate.by_peer["127.0.0.6"] == 4 and gate.evicted == 0 and gate.refused == 7
+    await asyncio.sleep(gates.SILENT_GRACE_S)
+    silent.append(await connect("127.0.0.6"))
+    await asyncio.sleep(0.05)
+    assert gate.by_peer["127.0.0.6"] == 4 and gate.evicted == 1 and gate.refused == 7
+    # the total cap (8) is full of talkers and silent ones: a newcomer from a third
+    # address that has sent its first message whole (the HTTP/2 preface, waiting
+    # unread as the gate accepts) evicts a silent one at once and is served
+    newcomer = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    newcomer.bind(("127.0.0.7", 0))
+    newcomer.connect(("127.0.0.1", gate.port))  # blocking: the gate has not run yet
+    newcomer.sendall(PREFACE)
+    newcomer.setblocking(False)
+    echoed = await asyncio.wait_for(loop.sock_recv(newcomer, len(PREFACE)), 2)
+    assert echoed == PREFACE and await talks(newcomer)
+    assert gate.evicted == 2
+    # the handshake timeout closes the silent ones that are left
+    await asyncio.sleep(0.8)
+    assert "127.0.0.6" not in gate.by_peer and gate.silent == 3
+    assert all([await talks(s) for s in talkers])
+    for s in [*talkers, fifth, *silent, newcomer]:
+        s.close()
+    gate.close()
+    upstream.close()
     assert gate.refused == 7
 
 
-def test_a_relayed_connection_silent_past_the_idle_timeout_is_closed(tmp_path):
-    async def scenario():
-        upstream = await _echo_server(tmp_path / "up.sock")
-        gate = TcpGate("127.0.0.1", 0, str(tmp_path / "up.sock"))
-        gate.whole_preface = False  # the echo speaks no HTTP/2
-        gate.idle_s = 0.4
-        gate.start()
-        loop = asyncio.get_running_loop()
-        chatty, quiet = (socket.socket() for _ in range(2))
-        for s in (chatty, quiet):
-            s.setblocking(False)
-            await loop.sock_connect(s, ("127.0.0.1", gate.port))
-            await loop.sock_sendall(s, b"hi")
-            assert await asyncio.wait_for(loop.sock_recv(s, 2), 2) == b"hi"
-        for _ in range(12):  # 1.2 s: the chatty one speaks every 0.1 s
-            await loop.sock_sendall(chatty, b"hi")
-            assert await asyncio.wait_for(loop.sock_recv(chatty, 2), 2) == b"hi"
-            await asyncio.sleep(0.1)
-        with contextlib.suppress(ConnectionResetError):  # closed by the gate
-            assert await asyncio.wait_for(loop.sock_recv(quiet, 2), 2) == b""
-        assert len(gate.links) == 1
-        for s in (chatty, quiet):
-            s.close()
-        gate.close()
-        upstream.close()
-
-    asyncio.run(scenario())
+async def test_a_relayed_connection_silent_past_the_idle_timeout_is_closed(tmp_path):
+    upstream = await _echo_server(tmp_path / "up.sock")
+    gate = TcpGate("127.0.0.1", 0, str(tmp_path / "up.sock"))
+    gate.whole_preface = False  # the echo speaks no HTTP/2
+    gate.idle_s = 0.4
+    gate.start()
+    loop = asyncio.get_running_loop()
+    chatty, quiet = (socket.socket() for _ in range(2))
+    for s in (chatty, quiet):
+        s.setblocking(False)
+        await loop.sock_connect(s, ("127.0.0.1", gate.port))
+        await loop.sock_sendall(s, b"hi")
+        assert await asyncio.wait_for(loop.sock_recv(s, 2), 2) == b"hi"
+    for _ in range(12):  # 1.2 s: the chatty one speaks every 0.1 s
+        await loop.sock_sendall(chatty, b"hi")
+        assert await asyncio.wait_for(loop.sock_recv(chatty, 2), 2) == b"hi"
+        await asyncio.sleep(0.1)
+    with contextlib.suppress(ConnectionResetError):  # closed by the gate
+        assert await asyncio.wait_for(loop.sock_recv(quiet, 2), 2) == b""
+    assert len(gate.links) == 1
+    for s in (chatty, quiet):
+        s.close()
+    gate.close()
+    upstream.close()
 
 
-def test_sandbox_gc_spares_a_running_match_without_touching_its_seats():
+async def test_sandbox_gc_spares_a_running_match_without_touching_its_seats():
     """gc asks a match's private socket whether its referee runs: probing a seat socket
     would take the seat's one connection before its bot."""
     from arena.referee.service import RefereeServer
 
-    async def scenario():
-        folder = Path(tempfile.mkdtemp(prefix="arena-"))
-        server = RefereeServer()
-        try:
-            server.listen_private(folder / "referee")
-            seats = [server.listen_seat(folder / f"sock{i}") for i in range(2)]
-            await server.start()
-            gc = await asyncio.create_subprocess_exec(
-                *arena_command("sandbox", "gc"), stderr=subprocess.PIPE
-            )
-            _, err = await asyncio.wait_for(gc.communicate(), 120)
-            assert gc.returncode == 0, err
-            assert folder.is_dir()
-            for address in seats:
-                assert Path(address.removeprefix("unix://")).exists()
-            assert all(gate.accepted == 0 for gate in server.gates)
-        finally:
-            await server.stop(0)
-            shutil.rmtree(folder, ignore_errors=True)
-
-    asyncio.run(scenario())
+    folder = Path(tempfile.mkdtemp(prefix="arena-"))
+    server = RefereeServer()
+    try:
+        server.listen_private(folder / "referee")
+        seats = [server.listen_seat(folder / f"sock{i}") for i in range(2)]
+        await server.start()
+        gc = await asyncio.create_subprocess_exec(
+            *arena_command("sandbox", "gc"), stderr=subprocess.PIPE
+        )
+        _, err = await asyncio.wait_for(gc.communicate(), 120)
+        assert gc.returncode == 0, err
+        assert folder.is_dir()
+        for address in seats:
+            assert Path(address.removeprefix("unix://")).exists()
+        assert all(gate.accepted == 0 for gate in server.gates)
+    finally:
+        await server.stop(0)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 FILL = r"""
@@ -667,9 +638,10 @@ def fill(session, result):  # whatever leaked, the table is full when the match 
 
 
 rules = RuleSet.preset("hk").replace(match_end="hands", match_end_value=1)
-result = asyncio.run(
-    run_match([resolve(bot)] * 4, rules, 3, TimeControl(), backend, on_hand_end=fill)
-)
+with asyncio.Runner() as runner:  # this child process's own event loop
+    result = runner.run(
+        run_match([resolve(bot)] * 4, rules, 3, TimeControl(), backend, on_hand_end=fill)
+    )
 print(json.dumps({"held": len(held), "match_id": result.match_id, "over": result.match_over}))
 """
 

@@ -27,7 +27,7 @@ SETTINGS = {
 }
 
 
-def test_a_stopped_ladder_puts_back_only_the_matches_it_started(tmp_path: Path):
+async def test_a_stopped_ladder_puts_back_only_the_matches_it_started(tmp_path: Path):
     db = str(tmp_path / "l.db")
     engine = queries.connect(db)
     rules = rules_or_fail("hk", None, "inproc").to_dict()
@@ -46,19 +46,16 @@ def test_a_stopped_ladder_puts_back_only_the_matches_it_started(tmp_path: Path):
         if "matches" in statement.lower():  # a match read or written back
             put_back.append(statement)
 
-    async def stop_when_one_runs() -> None:
-        task = asyncio.ensure_future(run_pending(engine, "l", 1))
-        while True:  # until the first batch has marked its matches running
-            await asyncio.sleep(0.05)
-            with Session(engine) as session:
-                if session.scalar(select(Match.id).where(Match.status == "running")):
-                    break
-        put_back.clear()  # what happens from the stop on
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-    asyncio.run(stop_when_one_runs())
+    task = asyncio.ensure_future(run_pending(engine, "l", 1))
+    while True:  # until the first batch has marked its matches running
+        await asyncio.sleep(0.05)
+        with Session(engine) as session:
+            if session.scalar(select(Match.id).where(Match.status == "running")):
+                break
+    put_back.clear()  # what happens from the stop on
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
     with Session(engine) as session:
         statuses = [m.status for m in session.scalars(select(Match))]
     assert statuses.count("running") == 0  # nothing left marked as being played

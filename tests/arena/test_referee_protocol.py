@@ -99,8 +99,30 @@ async def first_reply(arena, *messages):
         return (await call.code()), ""
 
 
-def run(coro):
-    return asyncio.run(asyncio.wait_for(coro, 60))
+LIMIT_S = 60
+"""Every scenario is bounded: a referee that hangs fails its test instead of the suite."""
+
+
+@pytest.fixture
+async def arena():
+    """A live referee on a Unix socket of this test's own, stopped (and its bots' tasks
+    cancelled) when the test ends."""
+    async with Arena() as live:
+        yield live
+
+
+@pytest.fixture
+async def match(arena):
+    """A match session running on ``arena``, honest bots in seats 1-3, seat 0 left to the
+    test: ``(session, runner)``, where ``runner`` is the task that returns its summary."""
+    return arena.start()
+
+
+@pytest.fixture
+async def seat(arena, match):
+    """Seat 0's raw stream of ``match``, already past its Hello."""
+    async with arena.seat(match[0]) as call:
+        yield call
 
 
 def honest_seats_clean(summary, bad=0):
@@ -109,121 +131,104 @@ def honest_seats_clean(summary, bad=0):
             assert s.faults == () and not s.forfeit
 
 
-def test_authentication_refusals_and_then_a_normal_match():
-    async def scenario():
-        async with Arena() as arena:
-            session = arena.session()
-            runner = asyncio.create_task(session.run())
-            code, why = await first_reply(arena, hello(session, 0, session.seats[1].spec.token))
-            assert code == grpc.StatusCode.UNAUTHENTICATED and "wrong token" in why
-            code, _ = await first_reply(arena, pb.BotMessage(action=pb.Action(turn_id=1)))
-            assert code == grpc.StatusCode.UNAUTHENTICATED
-            other = pb.BotMessage(hello=pb.Hello(match_id="nope", seat=0, token="x"))
-            assert (await first_reply(arena, other))[0] == grpc.StatusCode.NOT_FOUND
-            code, _ = await first_reply(arena, hello(session, 7, token="x"))
-            assert code == grpc.StatusCode.UNAUTHENTICATED
-            arena.honest(session, range(4))
-            summary = await runner
-            honest_seats_clean(summary, bad=None)
-            code, _ = await first_reply(arena, hello(session, 0))
-            assert code in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ALREADY_EXISTS)
-
-    run(scenario())
+async def test_authentication_refusals_and_then_a_normal_match(arena):
+    async with asyncio.timeout(LIMIT_S):
+        session = arena.session()
+        runner = asyncio.create_task(session.run())
+        code, why = await first_reply(arena, hello(session, 0, session.seats[1].spec.token))
+        assert code == grpc.StatusCode.UNAUTHENTICATED and "wrong token" in why
+        code, _ = await first_reply(arena, pb.BotMessage(action=pb.Action(turn_id=1)))
+        assert code == grpc.StatusCode.UNAUTHENTICATED
+        other = pb.BotMessage(hello=pb.Hello(match_id="nope", seat=0, token="x"))
+        assert (await first_reply(arena, other))[0] == grpc.StatusCode.NOT_FOUND
+        code, _ = await first_reply(arena, hello(session, 7, token="x"))
+        assert code == grpc.StatusCode.UNAUTHENTICATED
+        arena.honest(session, range(4))
+        summary = await runner
+        honest_seats_clean(summary, bad=None)
+        code, _ = await first_reply(arena, hello(session, 0))
+        assert code in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ALREADY_EXISTS)
 
 
-def test_a_second_stream_for_a_seat_is_refused():
-    async def scenario():
-        async with Arena() as arena:
-            session, runner = arena.start(honest=range(4))
-            await session.started.wait()
-            code, why = await first_reply(arena, hello(session, 2))
-            assert code == grpc.StatusCode.ALREADY_EXISTS and "seat 2" in why
-            honest_seats_clean(await runner, bad=None)
-
-    run(scenario())
+async def test_a_second_stream_for_a_seat_is_refused(arena):
+    async with asyncio.timeout(LIMIT_S):
+        session, runner = arena.start(honest=range(4))
+        await session.started.wait()
+        code, why = await first_reply(arena, hello(session, 2))
+        assert code == grpc.StatusCode.ALREADY_EXISTS and "seat 2" in why
+        honest_seats_clean(await runner, bad=None)
 
 
-def test_a_64_mib_message_cuts_only_that_seat_and_the_next_match_is_normal():
-    async def scenario():
-        async with Arena() as arena:
-            session, runner = arena.start()
-            async with arena.seat(session, **{"grpc.max_send_message_length": -1}) as call:
-                big = pb.BotMessage(action=pb.Action(turn_id=1, error_detail="x" * (64 << 20)))
-                with contextlib.suppress(Exception):
-                    await call.write(big)
-                with pytest.raises(grpc.aio.AioRpcError) as err:
-                    while await call.read() is not grpc.aio.EOF:
-                        pass
-                assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            summary = await runner
-            honest_seats_clean(summary)
-            bad = summary.seats[0]
-            assert bad.forfeit and bad.faults[0].kind == "disconnect"
-            _, runner = arena.start(honest=range(4), seed=2)
-            honest_seats_clean(await runner, bad=None)
-
-    run(scenario())
+async def test_a_64_mib_message_cuts_only_that_seat_and_the_next_match_is_normal(arena):
+    async with asyncio.timeout(LIMIT_S):
+        session, runner = arena.start()
+        async with arena.seat(session, **{"grpc.max_send_message_length": -1}) as call:
+            big = pb.BotMessage(action=pb.Action(turn_id=1, error_detail="x" * (64 << 20)))
+            with contextlib.suppress(Exception):
+                await call.write(big)
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                while await call.read() is not grpc.aio.EOF:
+                    pass
+            assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        summary = await runner
+        honest_seats_clean(summary)
+        bad = summary.seats[0]
+        assert bad.forfeit and bad.faults[0].kind == "disconnect"
+        _, runner = arena.start(honest=range(4), seed=2)
+        honest_seats_clean(await runner, bad=None)
 
 
-def test_garbage_floods_and_out_of_turn_actions_are_faults():
-    async def scenario():
-        async with Arena() as arena:
-            session, runner = arena.start()
-            async with arena.seat(session) as call:
-                for i in range(200):  # out of turn, wrong turn ids, hellos again, empties
-                    msg = [
-                        pb.BotMessage(action=pb.Action(turn_id=10_000 + i)),
-                        hello(session, 0),
-                        pb.BotMessage(),
-                    ][i % 3]
-                    try:
-                        await call.write(msg)
-                    except Exception:
-                        break
-                with contextlib.suppress(grpc.aio.AioRpcError):
-                    while await call.read() is not grpc.aio.EOF:
-                        pass
-            summary = await runner
-            honest_seats_clean(summary)
-            bad = summary.seats[0]
-            assert bad.forfeit
-            assert {f.kind for f in bad.faults} <= {"protocol", "disconnect"}
-
-    run(scenario())
+async def test_garbage_floods_and_out_of_turn_actions_are_faults(match, seat):
+    session, runner = match
+    async with asyncio.timeout(LIMIT_S):
+        for i in range(200):  # out of turn, wrong turn ids, hellos again, empties
+            msg = [
+                pb.BotMessage(action=pb.Action(turn_id=10_000 + i)),
+                hello(session, 0),
+                pb.BotMessage(),
+            ][i % 3]
+            try:
+                await seat.write(msg)
+            except Exception:
+                break
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            while await seat.read() is not grpc.aio.EOF:
+                pass
+        summary = await runner
+        honest_seats_clean(summary)
+        bad = summary.seats[0]
+        assert bad.forfeit
+        assert {f.kind for f in bad.faults} <= {"protocol", "disconnect"}
 
 
-def test_raw_bytes_sent_to_a_bot_never_hold_another_seats_cards():
+async def test_raw_bytes_sent_to_a_bot_never_hold_another_seats_cards(arena):
     """Record every byte seat 0 receives; check every card id in it is one of its own, or
     one already played in public, at the moment it arrives."""
 
-    async def scenario():
-        async with Arena() as arena:
-            session, runner = arena.start(seed=5, rules=RULES.replace(match_end_value=3))
-            received: list[bytes] = []
-            async with arena.seat(session) as call:
-                view = None
-                bot = Greedy()
-                while True:
-                    batch = await call.read()
-                    if batch is grpc.aio.EOF:
-                        break
-                    received.append(batch.SerializeToString())
-                    for msg in batch.messages:
-                        kind = msg.WhichOneof("msg")
-                        if kind == "match_start":
-                            view = SeatView(msg.match_start)
-                        elif kind == "hand_start":
-                            view.hand_start(msg.hand_start)
-                        elif kind == "move":
-                            view.move(msg.move)
-                        elif kind == "turn":
-                            obs = view.observation(msg.turn)
-                            action = decide(bot, msg.turn.turn_id, obs)
-                            await call.write(pb.BotMessage(action=action))
-            summary = await runner
-            return received, summary
-
-    received, summary = run(scenario())
+    async with asyncio.timeout(LIMIT_S):
+        session, runner = arena.start(seed=5, rules=RULES.replace(match_end_value=3))
+        received: list[bytes] = []
+        async with arena.seat(session) as call:
+            view = None
+            bot = Greedy()
+            while True:
+                batch = await call.read()
+                if batch is grpc.aio.EOF:
+                    break
+                received.append(batch.SerializeToString())
+                for msg in batch.messages:
+                    kind = msg.WhichOneof("msg")
+                    if kind == "match_start":
+                        view = SeatView(msg.match_start)
+                    elif kind == "hand_start":
+                        view.hand_start(msg.hand_start)
+                    elif kind == "move":
+                        view.move(msg.move)
+                    elif kind == "turn":
+                        obs = view.observation(msg.turn)
+                        action = decide(bot, msg.turn.turn_id, obs)
+                        await call.write(pb.BotMessage(action=action))
+        summary = await runner
     assert len(summary.hands) == 3
     game_rules = RULES.replace(match_end_value=3)
     mine: set[int] = set()
@@ -252,32 +257,27 @@ def test_raw_bytes_sent_to_a_bot_never_hold_another_seats_cards():
         assert "seed" not in descriptor.fields_by_name
 
 
-def test_malformed_actions_are_protocol_faults():
+async def test_malformed_actions_are_protocol_faults(match, seat):
     """Card ids out of range, and an action that both passes and plays, on the seat's turn."""
-
-    async def scenario():
-        async with Arena() as arena:
-            session, runner = arena.start()
-            async with arena.seat(session) as call:
-                bad = [
-                    pb.Action(cards=[99]),
-                    pb.Action(cards=[0], **{"pass": True}),
-                    pb.Action(error=7),
-                ]
-                sent = 0
-                while True:
-                    batch = await call.read()
-                    if batch is grpc.aio.EOF:
-                        break
-                    for msg in batch.messages:
-                        if msg.WhichOneof("msg") == "turn":
-                            action = bad[sent % len(bad)]
-                            action.turn_id = msg.turn.turn_id
-                            await call.write(pb.BotMessage(action=action))
-                            sent += 1
-            return await runner
-
-    summary = run(scenario())
+    _, runner = match
+    async with asyncio.timeout(LIMIT_S):
+        bad = [
+            pb.Action(cards=[99]),
+            pb.Action(cards=[0], **{"pass": True}),
+            pb.Action(error=7),
+        ]
+        sent = 0
+        while True:
+            batch = await seat.read()
+            if batch is grpc.aio.EOF:
+                break
+            for msg in batch.messages:
+                if msg.WhichOneof("msg") == "turn":
+                    action = bad[sent % len(bad)]
+                    action.turn_id = msg.turn.turn_id
+                    await seat.write(pb.BotMessage(action=action))
+                    sent += 1
+        summary = await runner
     honest_seats_clean(summary)
     faults = summary.seats[0].faults
     assert [f.kind for f in faults] == ["protocol"] * 3

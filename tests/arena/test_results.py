@@ -4,12 +4,12 @@ database needs a migration."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import pickle
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from arena.bots import resolve
 from arena.ladder.duplicate import rotated_deals
@@ -29,19 +29,19 @@ def same_json(data: dict[str, Any]) -> None:
     assert json.dumps(again) == json.dumps(data)
 
 
-def _played() -> tuple[MatchResult, MatchResult]:
+async def _played() -> tuple[MatchResult, MatchResult]:
     bots = [resolve(n) for n in ("heuristic", "greedy", "random", "greedy")]
-    one = asyncio.run(run_match(bots, RULES, 5, TimeControl(), "inproc"))
+    one = await run_match(bots, RULES, 5, TimeControl(), "inproc")
     deals = rotated_deals(RULES, ["x", "y"], 4)
-    batch = asyncio.run(
-        run_match(bots, RULES, 6, TimeControl(), "inproc", deals=deals, segments=by_rotation(8, 4))
+    batch = await run_match(
+        bots, RULES, 6, TimeControl(), "inproc", deals=deals, segments=by_rotation(8, 4)
     )
     return one, batch
 
 
-@pytest.fixture(scope="module")
-def played() -> tuple[MatchResult, MatchResult]:
-    return _played()
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def played() -> tuple[MatchResult, MatchResult]:
+    return await _played()
 
 
 def test_a_real_match_and_its_stored_forms_round_trip(played):

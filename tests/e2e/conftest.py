@@ -1,6 +1,5 @@
 """Helpers for end-to-end tests: real bot processes, a real referee on a real Unix socket."""
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -19,11 +18,12 @@ def bot(name: str):
     return resolve(str(path) if path.exists() else name)
 
 
-def play(names, rules="hk", hands=1, seed=1, record=None, sandbox="process", **tc):
+async def play(names, rules="hk", hands=1, seed=1, record=None, sandbox="process", **tc):
+    """A match of ``names`` (sample bots, or tests/e2e/bots) under ``rules``: its summary."""
     ruleset = RuleSet.preset(rules) if isinstance(rules, str) else rules
     ruleset = ruleset.replace(match_end="hands", match_end_value=hands)
     tc = TimeControl(**{"move_ms": 2000, "bank_ms": 5000, "startup_ms": 20000, **tc})
-    return asyncio.run(run_match([bot(n) for n in names], ruleset, seed, tc, sandbox, record))
+    return await run_match([bot(n) for n in names], ruleset, seed, tc, sandbox, record)
 
 
 @pytest.fixture

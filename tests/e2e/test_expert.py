@@ -50,10 +50,10 @@ MOVE_MS = 120  # the expert searches for half of it
 
 
 @pytest.mark.parametrize("mix", list(MIXES))
-def test_the_expert_plays_full_matches_through_the_referee_without_a_fault(mix, record_file):
+async def test_the_expert_plays_full_matches_through_the_referee_without_a_fault(mix, record_file):
     rules = MIXES[mix]
     names = ["expert", *OTHERS][: rules.players]
-    result = play(names, rules, hands=2, seed=13, record=record_file, move_ms=MOVE_MS)
+    result = await play(names, rules, hands=2, seed=13, record=record_file, move_ms=MOVE_MS)
     assert result.match_over and len(result.hands) == 2
     assert result.sandbox == "process"
     for seat in result.seats:

@@ -15,8 +15,8 @@ from testkit import arena, need_docker
 
 
 @pytest.mark.parametrize("preset", ["hk", "family", "pusoy"])
-def test_sample_bots_play_full_matches_and_the_record_replays(preset, record_file):
-    result = play(
+async def test_sample_bots_play_full_matches_and_the_record_replays(preset, record_file):
+    result = await play(
         ["random", "greedy", "heuristic", "greedy"], preset, hands=3, seed=4, record=record_file
     )
     assert result.match_over and len(result.hands) == 3
@@ -34,8 +34,8 @@ def test_sample_bots_play_full_matches_and_the_record_replays(preset, record_fil
     )
 
 
-def test_a_tampered_record_is_caught(record_file, tmp_path):
-    play(["greedy", "greedy", "greedy", "greedy"], "hk", hands=1, seed=2, record=record_file)
+async def test_a_tampered_record_is_caught(record_file, tmp_path):
+    await play(["greedy", "greedy", "greedy", "greedy"], "hk", hands=1, seed=2, record=record_file)
     lines = record_file.read_text().splitlines()
     turn_lines = [i for i, line in enumerate(lines) if '"type":"turn"' in line]
     i = turn_lines[0]
@@ -48,22 +48,24 @@ def test_a_tampered_record_is_caught(record_file, tmp_path):
         replay(bad)
 
 
-def test_three_and_two_player_matches(record_file):
+async def test_three_and_two_player_matches(record_file):
     from bigtwo import RuleSet
 
-    three = play(
+    three = await play(
         ["heuristic", "greedy", "random"],
         RuleSet.preset("pusoy").replace(players=3),
         hands=2,
         record=record_file,
     )
     assert len(three.seats) == 3 and replay(record_file).complete
-    two = play(["heuristic", "greedy"], RuleSet.preset("hk").replace(players=2), hands=2)
+    two = await play(["heuristic", "greedy"], RuleSet.preset("hk").replace(players=2), hands=2)
     assert len(two.seats) == 2
 
 
-def test_inproc_sandbox_still_speaks_grpc():
-    result = play(["greedy", "heuristic", "random", "greedy"], "family", hands=2, sandbox="inproc")
+async def test_inproc_sandbox_still_speaks_grpc():
+    result = await play(
+        ["greedy", "heuristic", "random", "greedy"], "family", hands=2, sandbox="inproc"
+    )
     assert result.sandbox == "inproc" and len(result.hands) == 2
 
 
@@ -108,11 +110,9 @@ def test_docker_match_builds_every_bot_image_automatically(tmp_path):
     assert any(t.startswith("bigtwo-bot/my_bot") for t in tags)
 
 
-def test_duplicate_deals_rotate_the_hands_and_replay(record_file):
+async def test_duplicate_deals_rotate_the_hands_and_replay(record_file):
     """Each deal is played in every seat rotation as an independent hand; the record
     replays from the recorded deals."""
-    import asyncio
-
     from arena.ladder.duplicate import rotated_deals
     from arena.match import run_match
     from arena.referee.time_control import TimeControl
@@ -125,16 +125,14 @@ def test_duplicate_deals_rotate_the_hands_and_replay(record_file):
     assert len(deals) == 8
     for r in range(4):  # rotation r: seat s holds hand (s + r) % 4 of the deal
         assert deals[r][0] == deals[0][r]
-    result = asyncio.run(
-        run_match(
-            [bot("greedy"), bot("heuristic"), bot("random"), bot("greedy")],
-            rules,
-            5,
-            TimeControl(),
-            "inproc",
-            record_file,
-            deals=deals,
-        )
+    result = await run_match(
+        [bot("greedy"), bot("heuristic"), bot("random"), bot("greedy")],
+        rules,
+        5,
+        TimeControl(),
+        "inproc",
+        record_file,
+        deals=deals,
     )
     assert len(result.hands) == 8 and result.rules["match_end"] == "hands"
     events = [json.loads(line) for line in record_file.read_text().splitlines()]

@@ -91,11 +91,10 @@ class Recorder(Bot):
         self.log.append(("fault", (kind, detail)))
 
 
-def over_the_wire(rules, seed, bots, deals=None, record=None) -> dict:
+async def over_the_wire(rules, seed, bots, deals=None, record=None) -> dict:
     """The match played by a real referee, each bot behind the network client (``record``:
-    the referee's record writer)."""
-
-    async def scenario():
+    the referee's record writer); bounded, so a referee that hangs fails the test."""
+    async with asyncio.timeout(120):
         folder = tempfile.mkdtemp(prefix="pl-")
         server = RefereeServer()
         address = server.listen_unix(Path(folder) / "r.sock")
@@ -122,8 +121,6 @@ def over_the_wire(rules, seed, bots, deals=None, record=None) -> dict:
             await server.stop(0)
             shutil.rmtree(folder, ignore_errors=True)
 
-    return asyncio.run(asyncio.wait_for(scenario(), 120))
-
 
 def assert_same_calls(wire: list, local: list, seat: int) -> None:
     """The two logs agree call by call and, for observations, field by field (the message
@@ -141,9 +138,9 @@ def assert_same_calls(wire: list, local: list, seat: int) -> None:
     assert len(wire) == len(local), f"seat {seat}: {len(wire)} calls vs {len(local)}"
 
 
-def play_both(rules, seed, make, deals=None):
+async def play_both(rules, seed, make, deals=None):
     wire_bots, local_bots = make(), make()
-    summary = over_the_wire(rules, seed, wire_bots, deals)
+    summary = await over_the_wire(rules, seed, wire_bots, deals)
     result = play_local(local_bots, rules, seed=seed, deals=deals)
     for seat, (w, lo) in enumerate(zip(wire_bots, local_bots, strict=True)):
         assert_same_calls(w.log, lo.log, seat)
@@ -174,13 +171,13 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_in_process_and_wire_observations_agree_field_by_field(case):
+async def test_in_process_and_wire_observations_agree_field_by_field(case):
     rules, seed = CASES[case]
 
     def make():
         return [Recorder(f"{seed}/{i}") for i in range(rules.players)]
 
-    summary, result, bots = play_both(rules, seed, make)
+    summary, result, bots = await play_both(rules, seed, make)
     kinds = [k for k, _ in bots[0].log]
     assert kinds[0] == "match_start" and kinds[-1] == "match_end"
     assert kinds.count("hand_start") == 3 and kinds.count("act") > 3
@@ -191,19 +188,19 @@ def test_in_process_and_wire_observations_agree_field_by_field(case):
     assert summary.match_over and result.game.match_over
 
 
-def test_explicit_deals_agree_with_the_referees_duplicate_play():
+async def test_explicit_deals_agree_with_the_referees_duplicate_play():
     rules = RuleSet.preset("hk")
     deals = rotated_deals(rules, ["pl/0"], 4)
 
     def make():
         return [Recorder(f"d/{i}") for i in range(4)]
 
-    summary, result, _ = play_both(rules, "pl", make, deals=deals)
+    summary, result, _ = await play_both(rules, "pl", make, deals=deals)
     assert len(result.hands) == 4 == len(summary.hands)
     assert [list(h.scores) for h in summary.hands] == [list(h.scores) for h in result.hands]
 
 
-def test_faults_are_judged_and_told_as_the_referee_does():
+async def test_faults_are_judged_and_told_as_the_referee_does():
     rules = RuleSet.preset("hk").replace(match_end="hands", match_end_value=2)
 
     def make():
@@ -214,7 +211,7 @@ def test_faults_are_judged_and_told_as_the_referee_does():
             Recorder("f/3"),
         ]
 
-    summary, result, bots = play_both(rules, "f", make)
+    summary, result, bots = await play_both(rules, "f", make)
     faults = [(f.kind, f.detail) for f in summary.seats[0].faults]
     assert [(f.kind, f.detail) for f in result.faults if f.seat == 0] == faults
     assert [k for k, _ in faults] == ["crash", "illegal", "illegal"]
@@ -249,7 +246,7 @@ def test_record_is_accepted_by_arena_replay(tmp_path):
         assert f"scores {list(result.scores)}" in said
 
 
-def test_the_referee_and_play_local_write_the_same_record(tmp_path):
+async def test_the_referee_and_play_local_write_the_same_record(tmp_path):
     """One format (``bigtwo.record``): the same seeded game recorded by a real referee and
     by ``play_local`` gives the same events, field for field and in the same order, but
     for what only one of them knows (the header's id, start time, bot names, sandbox and
@@ -258,7 +255,7 @@ def test_the_referee_and_play_local_write_the_same_record(tmp_path):
     wire_path, local_path = tmp_path / "wire.jsonl", tmp_path / "local.jsonl"
     writer = RecordWriter(wire_path)
     try:
-        over_the_wire(rules, "rec", [Recorder(f"rec/{i}") for i in range(4)], record=writer)
+        await over_the_wire(rules, "rec", [Recorder(f"rec/{i}") for i in range(4)], record=writer)
     finally:
         writer.close()
     play_local([Recorder(f"rec/{i}") for i in range(4)], rules, seed="rec", record=local_path)

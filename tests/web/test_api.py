@@ -1,6 +1,8 @@
-"""The web arena's routes over a real socket (uvicorn on 127.0.0.1): every page and its JSON
-twin, every bad-input case the issue lists, and the ownership rules — participant B never
-sees A's logs, never replaces A's bot, never fetches A's code by any URL."""
+"""The web arena's routes: every page and its JSON twin, every bad-input case the issue
+lists, and the ownership rules — participant B never sees A's logs, never replaces A's bot,
+never fetches A's code by any URL.  Sessions, forms and uploads go over a real socket
+(uvicorn on 127.0.0.1); what is only the app's answer to one request (a page's headers,
+a JSON twin, a refusal's reason) is asked in-process through httpx's ASGI transport."""
 
 from __future__ import annotations
 
@@ -33,6 +35,21 @@ def site(tmp_path: Path, live_server):
     app = create_app(WebConfig(db=str(tmp_path / "c.db"), sandbox="process"))
     create_user(app.state.engine, "org", "organizer", "organizer-pw")
     return live_server(app), app
+
+
+@pytest.fixture
+async def api(tmp_path: Path):
+    """The same contest as ``site``, answered in-process: an ``httpx.AsyncClient`` on the
+    app through ``httpx.ASGITransport`` (no socket, no server thread), with the app's
+    lifespan run around it as a server runs it."""
+    app = create_app(WebConfig(db=str(tmp_path / "c.db"), sandbox="process"))
+    create_user(app.state.engine, "org", "organizer", "organizer-pw")
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client,
+    ):
+        yield client
 
 
 def csrf_of(client: httpx.Client, path: str) -> str:
@@ -90,33 +107,31 @@ def upload(client: httpx.Client, name: str, filename: str, data: bytes) -> httpx
         "/static/live.js",
     ],
 )
-def test_public_pages_answer_with_security_headers(site, path):
-    url, _ = site
-    r = httpx.get(url + path)
+async def test_public_pages_answer_with_security_headers(api, path):
+    r = await api.get(path)
     assert r.status_code == 200
     assert "script-src 'self'" in r.headers["content-security-policy"]
     assert r.headers["x-frame-options"] == "DENY"
     assert r.headers["x-content-type-options"] == "nosniff"
 
 
-def test_json_twins_carry_the_same_numbers_as_the_pages(site):
-    url, _ = site
-    board = httpx.get(url + "/api/leaderboard").json()
+async def test_json_twins_carry_the_same_numbers_as_the_pages(api):
+    board = (await api.get("/api/leaderboard")).json()
     assert board["ladder"] == "contest" and board["matches_done"] == 0
     # the house bots are entered when the contest is made, unrated until they play
     assert sorted(r["bot"] for r in board["rows"]) == ["greedy", "heuristic", "random"]
     assert all(not r["rated"] for r in board["rows"])
-    page = httpx.get(url + "/").text
+    page = (await api.get("/")).text
     for row in board["rows"]:
         assert f'data-bot="{row["bot"]}"' in page
-    rules = httpx.get(url + "/api/rules").json()
+    rules = (await api.get("/api/rules")).json()
     assert rules["rules"]["scoring"] == "hk" and "deal_key" not in rules["settings"]
-    assert "join_code" not in httpx.get(url + "/api/rules").text
-    spec = httpx.get(url + "/openapi.json").json()
+    assert "join_code" not in (await api.get("/api/rules")).text
+    spec = (await api.get("/openapi.json")).json()
     for path in ("/api/leaderboard", "/api/matches", "/api/matches/{match_id}", "/api/bots",
                  "/api/bots/{name}", "/api/rules", "/api/uploads/{upload_id}"):  # fmt: skip
         assert path in spec["paths"], path
-    assert "/api/leaderboard" in httpx.get(url + "/api").text
+    assert "/api/leaderboard" in (await api.get("/api")).text
 
 
 @pytest.mark.parametrize(
@@ -133,9 +148,8 @@ def test_json_twins_carry_the_same_numbers_as_the_pages(site):
         ("/static/../c.db", 404, "Not Found"),
     ],
 )
-def test_bad_requests_get_a_4xx_and_one_line_reason(site, path, status, words):
-    url, _ = site
-    r = httpx.get(url + path)
+async def test_bad_requests_get_a_4xx_and_one_line_reason(api, path, status, words):
+    r = await api.get(path)
     assert r.status_code == status
     reason = (
         r.json()["error"] if r.headers["content-type"].startswith("application/json") else r.text
@@ -145,9 +159,8 @@ def test_bad_requests_get_a_4xx_and_one_line_reason(site, path, status, words):
         assert "\n" not in r.json()["error"]
 
 
-def test_a_page_error_is_a_page_with_the_reason(site):
-    url, _ = site
-    r = httpx.get(url + "/bots/nobody")
+async def test_a_page_error_is_a_page_with_the_reason(api):
+    r = await api.get("/bots/nobody")
     assert r.status_code == 404 and "text/html" in r.headers["content-type"]
     assert "no bot named &#39;nobody&#39;" in r.text
 

@@ -4,12 +4,12 @@ answer of a contest that played real matches fits its type with no field left un
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import pytest_asyncio
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 from test_api import BOT, csrf_of, sign_in
@@ -63,8 +63,8 @@ def test_every_json_route_names_its_answer_in_the_openapi_document(tmp_path: Pat
     assert seen == set(API_ANSWERS)
 
 
-@pytest.fixture(scope="module")
-def contest(tmp_path_factory: pytest.TempPathFactory, serve_asgi: Any) -> Any:
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def contest(tmp_path_factory: pytest.TempPathFactory, serve_asgi: Any) -> Any:
     """A contest that played one round of real matches (house bots and an organizer's bot),
     served on a real socket; yields (url, match id)."""
     tmp = tmp_path_factory.mktemp("schema")
@@ -83,7 +83,7 @@ def contest(tmp_path_factory: pytest.TempPathFactory, serve_asgi: Any) -> Any:
         claim(s, "mine", user.id)
     enter_bots(engine, ladder, [("mine", spec.runner_spec, bot_digest(bot_files(spec)))])
     plan_ladder(engine, ladder, 1)
-    asyncio.run(run_pending(engine, ladder, 1))
+    await run_pending(engine, ladder, 1)
     with Session(engine) as s:
         mid = s.scalars(select(Match.id).where(Match.status == "done")).first()
     assert mid is not None

@@ -8,7 +8,6 @@ written later can leak them by mistake."""
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import json
 from pathlib import Path
@@ -74,7 +73,7 @@ def _contest(tmp_path: Path, sandbox: str, db: str | None = None) -> tuple[Any, 
     return app, {"spec": spec, "db": db}
 
 
-def _play_ladder(app: Any, spec: Any, owner: str) -> int:
+async def _play_ladder(app: Any, spec: Any, owner: str) -> int:
     engine = app.state.engine
     ladder = app.state.config.ladder
     update_settings(engine, ladder, deals=1, rotations=4)
@@ -84,7 +83,7 @@ def _play_ladder(app: Any, spec: Any, owner: str) -> int:
         claim(s, "leaky", user.id)
     enter_bots(engine, ladder, [("leaky", spec.runner_spec, bot_digest(bot_files(spec)))])
     plan_ladder(engine, ladder, 1)
-    asyncio.run(run_pending(engine, ladder, 1))
+    await run_pending(engine, ladder, 1)
     with Session(engine) as s:
         faults = s.scalars(select(FaultRow)).all()
         # the hostile bot did fault, with its secrets, in the private store
@@ -95,7 +94,7 @@ def _play_ladder(app: Any, spec: Any, owner: str) -> int:
         return int(mid)
 
 
-def _play_game(app: Any, spec: Any, tmp_path: Path, owner: str) -> str:
+async def _play_game(app: Any, spec: Any, tmp_path: Path, owner: str) -> str:
     """A Play game of ``owner``'s against the hostile bot, stored as the Play page stores
     one (``games.started``/``ended``), from a real referee record."""
     from arena.web import games
@@ -103,7 +102,7 @@ def _play_game(app: Any, spec: Any, tmp_path: Path, owner: str) -> str:
     record = tmp_path / "game.jsonl"
     bots = [resolve("greedy"), spec, resolve("random"), resolve("heuristic")]
     rules = RuleSet.preset("hk").replace(match_end="hands", match_end_value=1)
-    summary = asyncio.run(run_match(bots, rules, 7, None, "process", record))
+    summary = await run_match(bots, rules, 7, None, "process", record)
     events = [e for _, e in read_events(record)]
     assert any(SECRET_EXC in json.dumps(e) for e in events)  # the referee's record holds it
 
@@ -190,13 +189,13 @@ def _check_privacy(url: str, app: Any, mid: int, game: str, tmp_path: Path) -> N
 
 
 @pytest.mark.slow
-def test_fault_details_are_the_owners_on_every_page_process_sandbox(tmp_path, live_server):
+async def test_fault_details_are_the_owners_on_every_page_process_sandbox(tmp_path, live_server):
     app, made = _contest(tmp_path, "process")
     url = live_server(app)
     sign_up(url, app, "alice")
     sign_up(url, app, "bob")
-    mid = _play_ladder(app, made["spec"], "alice")
-    game = _play_game(app, made["spec"], tmp_path, "bob")
+    mid = await _play_ladder(app, made["spec"], "alice")
+    game = await _play_game(app, made["spec"], tmp_path, "bob")
     _check_privacy(url, app, mid, game, tmp_path)
     # the operator's own command line still reads every detail
     from testkit import arena
@@ -210,7 +209,7 @@ def test_fault_details_are_the_owners_on_every_page_process_sandbox(tmp_path, li
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_fault_details_are_the_owners_on_every_page_docker_sandbox(tmp_path, live_server):
+async def test_fault_details_are_the_owners_on_every_page_docker_sandbox(tmp_path, live_server):
     from testkit import need_docker
 
     need_docker()
@@ -218,8 +217,8 @@ def test_fault_details_are_the_owners_on_every_page_docker_sandbox(tmp_path, liv
     url = live_server(app)
     sign_up(url, app, "alice")
     sign_up(url, app, "bob")
-    mid = _play_ladder(app, made["spec"], "alice")
-    game = _play_game(app, made["spec"], tmp_path, "bob")
+    mid = await _play_ladder(app, made["spec"], "alice")
+    game = await _play_game(app, made["spec"], tmp_path, "bob")
     _check_privacy(url, app, mid, game, tmp_path)
 
 
@@ -264,15 +263,15 @@ def _age(engine: Any, raw_game: Path) -> None:
 
 
 @pytest.mark.slow
-def test_an_older_ladder_is_rewritten_public_and_served_so(db, tmp_path, live_server):
+async def test_an_older_ladder_is_rewritten_public_and_served_so(db, tmp_path, live_server):
     """Revision 0005 on a ladder kept before it (SQLite and PostgreSQL): its records,
     results and Play games rewritten public, its details still its owner's."""
     app, made = _contest(tmp_path, "process", db)
     url = live_server(app)
     sign_up(url, app, "alice")
     sign_up(url, app, "bob")
-    mid = _play_ladder(app, made["spec"], "alice")
-    game = _play_game(app, made["spec"], tmp_path, "bob")
+    mid = await _play_ladder(app, made["spec"], "alice")
+    game = await _play_game(app, made["spec"], tmp_path, "bob")
     _age(app.state.engine, tmp_path / "game.jsonl")
     app.state.engine.dispose()
     again = create_app(WebConfig(db=db, data=tmp_path / "bots", sandbox="process"))  # upgrades
@@ -281,7 +280,7 @@ def test_an_older_ladder_is_rewritten_public_and_served_so(db, tmp_path, live_se
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_the_replay_page_in_a_browser_shows_the_reason_to_all_and_the_detail_to_its_owner(
+async def test_the_replay_page_in_a_browser_shows_the_reason_to_all_and_the_detail_to_its_owner(
     browser, tmp_path, live_server
 ):
     from selenium.webdriver.common.by import By
@@ -290,7 +289,7 @@ def test_the_replay_page_in_a_browser_shows_the_reason_to_all_and_the_detail_to_
     app, made = _contest(tmp_path, "process")
     url = live_server(app)
     alice = sign_up(url, app, "alice")
-    mid = _play_ladder(app, made["spec"], "alice")
+    mid = await _play_ladder(app, made["spec"], "alice")
     faults = alice.get(f"/api/matches/{mid}").json()["replay"]["faults"]
     raised = next(f for f in faults if SECRET_EXC in (f["detail"] or ""))
     where = f"{url}/matches/{mid}#hand={raised['hand'] + 1}&turn={raised['at'] + 1}"

@@ -52,25 +52,20 @@ def bots(tmp_path: Path) -> dict[str, str]:
     return out
 
 
-def test_a_stuck_hint_times_out_and_the_next_is_answered(bots):
+async def test_a_stuck_hint_times_out_and_the_next_is_answered(bots):
     pool = HintPool(workers=1, queue=0, timeout=3.0)
-
-    async def main() -> None:
+    try:
         with pytest.raises(TimeoutError):
             await pool.ask(bots["spin"], None)
         pid = await pool.ask(bots["pid"], None)  # a fresh process: the stuck one was killed
         assert isinstance(pid, int) and pid != os.getpid()
-
-    try:
-        asyncio.run(main())
     finally:
         pool.close()
 
 
-def test_hints_beyond_the_queue_are_refused_at_once(bots):
+async def test_hints_beyond_the_queue_are_refused_at_once(bots):
     pool = HintPool(workers=1, queue=1, timeout=5.0)
-
-    async def main() -> None:
+    try:
         waiting = [asyncio.create_task(pool.ask(bots["spin"], None)) for _ in range(2)]
         await asyncio.sleep(0.1)
         with pytest.raises(HintBusy):
@@ -78,8 +73,5 @@ def test_hints_beyond_the_queue_are_refused_at_once(bots):
         for task in waiting:
             with pytest.raises(TimeoutError):
                 await task
-
-    try:
-        asyncio.run(main())
     finally:
         pool.close()

@@ -10,6 +10,8 @@ import json
 import time
 from typing import Any
 
+import pytest
+
 from arena.bots import resolve
 from arena.match import run_match
 from arena.referee.time_control import TimeControl
@@ -43,6 +45,12 @@ async def _match(
     return summary
 
 
+@pytest.fixture
+def person() -> HumanSeat:
+    """The person's seat (seat 0): the relay a test drives as the browser would."""
+    return HumanSeat()
+
+
 async def _next(person: HumanSeat, kind: str) -> dict:
     while True:
         update = await asyncio.wait_for(person.updates.get(), 30)
@@ -50,7 +58,7 @@ async def _next(person: HumanSeat, kind: str) -> dict:
             return update
 
 
-def test_turns_are_relayed_and_refusals_send_nothing():
+async def test_turns_are_relayed_and_refusals_send_nothing(person: HumanSeat):
     refusals: list[str] = []
     moves: list[dict] = []
 
@@ -70,8 +78,7 @@ def test_turns_are_relayed_and_refusals_send_nothing():
             moves.append(update)
             assert await person.answer(tid, first) == NOT_YOUR_TURN  # answered already
 
-    person = HumanSeat()
-    summary = asyncio.run(_match(person, drive, TimeControl(move_ms=10_000)))
+    summary = await _match(person, drive, TimeControl(move_ms=10_000))
     me = summary.seats[0]
     assert me.faults == () and not me.forfeit  # the refusals never reached the referee
     assert moves and all(m["legal"] for m in moves)
@@ -81,7 +88,7 @@ def test_turns_are_relayed_and_refusals_send_nothing():
     assert summary.match_over and len(summary.hands) == 1
 
 
-def test_a_time_out_is_played_by_the_referee_and_said():
+async def test_a_time_out_is_played_by_the_referee_and_said(person: HumanSeat):
     updates: list[dict] = []
 
     async def drive(person: HumanSeat, _tasks) -> None:
@@ -100,8 +107,7 @@ def test_a_time_out_is_played_by_the_referee_and_said():
                 first = update["legal"][0]["cards"] or "pass"
                 assert await person.answer(update["turn_id"], first) is None
 
-    person = HumanSeat()
-    summary = asyncio.run(_match(person, drive, TimeControl(move_ms=1000, bank_ms=0)))
+    summary = await _match(person, drive, TimeControl(move_ms=1000, bank_ms=0))
     faults = [u for u in updates if u["type"] == "fault"]
     assert faults and faults[0]["kind"] == "timeout"
     mine = [u for u in updates if u["type"] == "move" and u["seat"] == 0]
@@ -110,13 +116,12 @@ def test_a_time_out_is_played_by_the_referee_and_said():
     assert not summary.seats[0].forfeit
 
 
-def test_a_person_who_leaves_is_a_disconnected_seat_and_the_match_ends():
+async def test_a_person_who_leaves_is_a_disconnected_seat_and_the_match_ends(person: HumanSeat):
     async def drive(person: HumanSeat, tasks) -> None:
         await _next(person, "turn")
         tasks[0].cancel()  # the tab closes: the seat's stream ends
 
-    person = HumanSeat()
-    summary = asyncio.run(_match(person, drive, TimeControl(move_ms=1000, bank_ms=0), hands=2))
+    summary = await _match(person, drive, TimeControl(move_ms=1000, bank_ms=0), hands=2)
     assert summary.match_over and len(summary.hands) == 2  # the fallback played on
     me = summary.seats[0]
     assert me.forfeit and me.faults
@@ -138,16 +143,14 @@ def _answer_after(delay: float, updates: list[dict]) -> Any:
     return drive
 
 
-def test_a_persons_own_time_control_is_the_one_their_seat_is_held_to(tmp_path):
+async def test_a_persons_own_time_control_is_the_one_their_seat_is_held_to(person, tmp_path):
     """The match's clock is 200 ms a move, the person's 3 s: answers after 0.4 s are in
     time for the person (and the record says whose clock was whose)."""
     updates: list[dict] = []
     record = tmp_path / "m.jsonl"
-    summary = asyncio.run(
-        _match(
-            HumanSeat(), _answer_after(0.4, updates), TimeControl(move_ms=200, bank_ms=0),
-            seat_time={0: TimeControl(move_ms=3000, bank_ms=0)}, record_path=record,
-        )
+    summary = await _match(
+        person, _answer_after(0.4, updates), TimeControl(move_ms=200, bank_ms=0),
+        seat_time={0: TimeControl(move_ms=3000, bank_ms=0)}, record_path=record,
     )  # fmt: skip
     assert not summary.seats[0].faults, summary.seats[0].faults
     assert [u["move_ms"] for u in updates if u["type"] == "turn"][:1] == [3000]
@@ -159,14 +162,12 @@ def test_a_persons_own_time_control_is_the_one_their_seat_is_held_to(tmp_path):
     assert "time_control" not in header["seats"][1]
 
 
-def test_a_short_personal_clock_runs_out_before_the_matchs():
+async def test_a_short_personal_clock_runs_out_before_the_matchs(person):
     updates: list[dict] = []
     started = time.monotonic()
-    summary = asyncio.run(
-        _match(
-            HumanSeat(), _answer_after(-1, updates), TimeControl(move_ms=20_000, bank_ms=0),
-            seat_time={0: TimeControl(move_ms=300, bank_ms=0, max_strikes=1)},
-        )
+    summary = await _match(
+        person, _answer_after(-1, updates), TimeControl(move_ms=20_000, bank_ms=0),
+        seat_time={0: TimeControl(move_ms=300, bank_ms=0, max_strikes=1)},
     )  # fmt: skip
     me = summary.seats[0]
     assert me.faults[0].kind == "timeout" and me.forfeit  # one strike, its own

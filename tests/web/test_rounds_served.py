@@ -55,12 +55,10 @@ def test_a_served_contest_of_60_bots_plays_rounds_until_every_bot_ranks(tmp_path
     assert done(url) <= 30  # one round: a cover of the field, not 70 fixed groups
 
 
-def test_a_bot_entered_mid_round_gets_its_placement_at_once(tmp_path):
+async def test_a_bot_entered_mid_round_gets_its_placement_at_once(tmp_path):
     """While a round of a 10-bot contest is being played, a bot whose upload passes gets
     placement matches at once (pending in the current round, played before the next
     round is planned), not a round later."""
-    import asyncio
-
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
@@ -77,7 +75,7 @@ def test_a_bot_entered_mid_round_gets_its_placement_at_once(tmp_path):
     try:
         player._playing = True  # the round is being played
         late = player.enter("late", "nowhere.py", "l" * 64)
-        asyncio.run(player.place_newcomers())
+        await player.place_newcomers()
     finally:
         player.fitter.close()
     with Session(engine) as s:

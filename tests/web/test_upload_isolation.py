@@ -181,25 +181,25 @@ def _entry(tmp_path: Path, body: str) -> dict[str, object]:
     return {"entry": "hostile_child:main", "path": [str(tmp_path)]}
 
 
-def _check(checker: ArchiveChecker, name: str = "bot.py", data: bytes = BOT):
-    return asyncio.run(checker.check(name, data, UploadLimits()))
+async def _check(checker: ArchiveChecker, name: str = "bot.py", data: bytes = BOT):
+    return await checker.check(name, data, UploadLimits())
 
 
-def test_a_check_over_its_cpu_limit_is_killed_and_reported(tmp_path):
+async def test_a_check_over_its_cpu_limit_is_killed_and_reported(tmp_path):
     checker = ArchiveChecker(
         CheckLimits(cpu_seconds=1, wall_seconds=60), **_entry(tmp_path, "while True:\n    pass")
     )
     started = time.monotonic()
     with pytest.raises(UploadRefused, match="took too long to check"):
-        _check(checker)
+        await _check(checker)
     assert time.monotonic() - started < 45  # the CPU limit ended it, not the wall clock
 
 
-def test_a_check_over_its_wall_clock_is_killed_and_reported(tmp_path):
+async def test_a_check_over_its_wall_clock_is_killed_and_reported(tmp_path):
     checker = ArchiveChecker(CheckLimits(wall_seconds=1.0), **_entry(tmp_path, "time.sleep(60)"))
     started = time.monotonic()
     with pytest.raises(UploadRefused, match="took too long to check"):
-        _check(checker)
+        await _check(checker)
     assert time.monotonic() - started < 20
 
 
@@ -217,14 +217,14 @@ def test_a_check_over_its_wall_clock_is_killed_and_reported(tmp_path):
     ],
     ids=["garbage", "dies", "memory", "short", "flood"],
 )
-def test_a_child_that_misbehaves_is_a_refusal_with_a_reason(tmp_path, body, words):
+async def test_a_child_that_misbehaves_is_a_refusal_with_a_reason(tmp_path, body, words):
     checker = ArchiveChecker(CheckLimits(wall_seconds=20), **_entry(tmp_path, body))
     with pytest.raises(UploadRefused, match=words) as exc:
-        _check(checker)
+        await _check(checker)
     assert str(exc.value).isprintable() and len(str(exc.value)) < 200
 
 
-def test_the_child_inherits_no_secret_and_can_write_no_bytes(tmp_path, monkeypatch):
+async def test_the_child_inherits_no_secret_and_can_write_no_bytes(tmp_path, monkeypatch):
     monkeypatch.setenv("ARENA_SECRET_FOR_TEST", "s3cret")
     body = f"""
     import json
@@ -239,13 +239,13 @@ def test_the_child_inherits_no_secret_and_can_write_no_bytes(tmp_path, monkeypat
     """
     checker = ArchiveChecker(CheckLimits(wall_seconds=20), **_entry(tmp_path, body))
     with pytest.raises(UploadRefused) as exc:
-        _check(checker)
+        await _check(checker)
     assert "ARENA_SECRET_FOR_TEST" not in str(exc.value)
     assert "wrote" not in str(exc.value).replace("written", ""), exc.value  # RLIMIT_FSIZE 0
     assert not (tmp_path / "written").exists() or (tmp_path / "written").stat().st_size == 0
 
 
-def test_a_flood_of_checks_queues_then_is_turned_away(tmp_path):
+async def test_a_flood_of_checks_queues_then_is_turned_away(tmp_path):
     """One child at a time, one more waiting: the third at once is told to come back."""
     marker = tmp_path / "running"
     body = f"""
@@ -261,29 +261,26 @@ def test_a_flood_of_checks_queues_then_is_turned_away(tmp_path):
         CheckLimits(concurrent=1, waiting=1, wall_seconds=30), **_entry(tmp_path, body)
     )
 
-    async def three() -> list[BaseException | None]:
-        async def one() -> BaseException | None:
-            try:
-                await checker.check("bot.py", BOT, UploadLimits())
-            except (UploadRefused, CheckerBusy) as exc:
-                return exc
-            return None
+    async def one() -> BaseException | None:
+        try:
+            await checker.check("bot.py", BOT, UploadLimits())
+        except (UploadRefused, CheckerBusy) as exc:
+            return exc
+        return None
 
-        return list(await asyncio.gather(one(), one(), one()))
-
-    outcomes = asyncio.run(three())
+    outcomes = await asyncio.gather(one(), one(), one())
     busy = [o for o in outcomes if isinstance(o, CheckerBusy)]
     checked = [o for o in outcomes if isinstance(o, UploadRefused) and "checked" in str(o)]
     assert len(busy) == 1 and len(checked) == 2, outcomes
 
 
-def test_the_real_child_refuses_the_finding_quickly():
+async def test_the_real_child_refuses_the_finding_quickly():
     checker = ArchiveChecker(CheckLimits(cpu_seconds=5, wall_seconds=60))
     started = time.monotonic()
     with pytest.raises(UploadRefused, match="extended header"):
-        _check(checker, "bot.tar.gz", pax_digits())
+        await _check(checker, "bot.tar.gz", pax_digits())
     assert time.monotonic() - started < 30
-    bot = _check(checker, "bot.zip", zip_of({"bot.py": BOT, "lib/x.py": b"X = 1\n"}))
+    bot = await _check(checker, "bot.zip", zip_of({"bot.py": BOT, "lib/x.py": b"X = 1\n"}))
     assert sorted(bot.files) == ["bot.py", "lib/x.py"] and bot.files["bot.py"] == BOT
 
 

@@ -43,7 +43,7 @@ def main(out: str) -> None:
     from arena.cli.common import rules_or_fail
 
     rules = rules_or_fail("hk", None, "inproc").to_dict()  # as `ladder run --rules hk`
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, asyncio.Runner() as loop:  # this script's loop
         db = str(Path(tmp) / "old.db")
         engine = queries.connect(db)
         sample = f"{OLD_ROOT}/sample_bots"
@@ -54,7 +54,7 @@ def main(out: str) -> None:
             [(n, f"{sample}/{n}/bot.py", f"{n}-hash") for n in ("random", "greedy", "heuristic")],
         )
         queries.plan_ladder(engine, "small", 2)
-        asyncio.run(run_pending(engine, "small", 2))
+        loop.run(run_pending(engine, "small", 2))
         queries.plan_ladder(engine, "small", 3)
 
         queries.ensure_ladder(engine, "big", rules, SETTINGS, db)
@@ -71,7 +71,7 @@ def main(out: str) -> None:
             )
             for m in held:
                 m.status = "withdrawn"  # kept back from this run
-        asyncio.run(run_pending(engine, "big", 2))
+        loop.run(run_pending(engine, "big", 2))
         with Session(engine) as session, session.begin():
             for m in session.scalars(select(Match).where(Match.status == "withdrawn")):
                 m.status = "pending"
