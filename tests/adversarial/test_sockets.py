@@ -196,8 +196,8 @@ async def _probe_in_process(tmp: Path) -> tuple[dict[str, int], int, gates.SeatG
     summary = await asyncio.wait_for(runner, 120)
     await asyncio.gather(*honest)
     await server.stop(0)
-    for seat in summary["seats"][1:]:
-        assert seat["faults"] == [] and not seat["forfeit"], seat
+    for seat in summary.seats[1:]:
+        assert seat.faults == () and not seat.forfeit, seat
     return _stream_report(err.decode()), calls, server.gates[0]
 
 

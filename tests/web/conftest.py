@@ -50,8 +50,9 @@ def need_browser() -> None:
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    """A headless chromium (Selenium WebDriver), 1280×720, shared by the session's tests."""
+def _session_browser() -> Iterator[Any]:
+    """A headless chromium (Selenium WebDriver), 1280×720, shared by the session's tests
+    (through :func:`browser`)."""
     need_browser()
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -82,6 +83,17 @@ def browser() -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
+
+
+@pytest.fixture
+def browser(_session_browser: Any) -> Any:
+    """The session's chromium, on a blank page with its console log emptied: a page an
+    earlier test left open (polling a server that test has since stopped) neither runs on
+    nor leaves its errors in this test's log (a refused /api/leaderboard of another test's
+    server failed a "no script error" check once)."""
+    _session_browser.get("about:blank")
+    _session_browser.get_log("browser")
+    return _session_browser
 
 
 @contextlib.contextmanager

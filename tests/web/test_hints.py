@@ -15,6 +15,7 @@ from test_tables import Page, open_table, play_app
 from arena.web.hints import HintBusy, HintPool
 
 
+@pytest.mark.serial  # the expert's hint within HINT_SECONDS, from a fresh process
 def test_a_hint_is_computed_outside_the_server_process(tmp_path, live_server, monkeypatch):
     """Bot code loaded in this (the server's) process for a hint fails the hint; the
     expert's hint still comes, from the pool (before: loaded and run in a thread here)."""
@@ -52,6 +53,7 @@ def bots(tmp_path: Path) -> dict[str, str]:
     return out
 
 
+@pytest.mark.serial  # the next hint, from a fresh process, within 3 s
 async def test_a_stuck_hint_times_out_and_the_next_is_answered(bots):
     pool = HintPool(workers=1, queue=0, timeout=3.0)
     try:
