@@ -227,10 +227,10 @@ class Sim:
 
     def danger(self, seat):
         """The fewest cards an opponent of ``seat`` holds (partners are none under teams)."""
-        n = self.n
+        counts = self.game.counts
         if self.rules.teams:
-            return min(self.game.counts[(seat + 1) % n], self.game.counts[(seat + 3) % n])
-        return min(c for s, c in enumerate(self.game.counts) if s != seat)
+            return min(counts[(seat + 1) % self.n], counts[(seat + 3) % self.n])
+        return min(counts[:seat] + counts[seat + 1 :])  # (a slice: faster than a generator)
 
     def is_boss(self, seat, combo):
         """No opponent of ``seat`` holds a play of the same size that beats ``combo``."""
