@@ -234,7 +234,11 @@ class Game:
         results and scores — is kept and played exactly as on a full copy; having no
         record of the hand's moves, it gives no :meth:`observation` (ValueError)."""
         twin = Game.__new__(Game)
-        twin.__dict__.update(self.__dict__)
+        # attribute by attribute, not ``twin.__dict__.update``: asking for ``__dict__``
+        # turns the instance's attributes into a plain dict, and every attribute read and
+        # write of the copy's play-out is then markedly slower (CPython 3.11+)
+        for name, value in vars(self).items():
+            setattr(twin, name, value)
         twin.scores = list(self.scores)
         twin.penalty_totals = list(self.penalty_totals)
         twin.results = list(self.results)
@@ -364,7 +368,7 @@ class Game:
         """Make ``seat`` the seat to move.  Every change of turn goes through here, so
         ``mover_mask`` and ``mover_combos`` (what the rules read of the seat to move, kept as
         attributes because they are read at every turn) always belong to ``turn``.
-        (:meth:`_advance`, run after every move, sets the same three inline.)"""
+        (:meth:`_move`, run at every move, sets the same three inline.)"""
         self.turn = seat
         self.mover_mask = self._masks[seat]
         self.mover_combos = self._combos[seat]
@@ -462,11 +466,7 @@ class Game:
         cards (``"3D 3C"``, a list of cards).  An illegal move raises
         :class:`IllegalMoveError` and leaves the state untouched."""
         checked = self._check(move)
-        s = self.turn
-        if checked is PASS:
-            self._do_pass(s)
-        else:
-            self._do_play(s, checked)  # type: ignore[arg-type]
+        self._move(self.turn, checked)
 
     def apply_legal(self, move: Move) -> None:
         """Play ``move``, known to be legal now, without checking it again: the fast path
@@ -479,51 +479,51 @@ class Game:
         the trick, leaves out the opening card, passes when passing is not allowed, ...)
         is *not* refused, and what follows is no longer a game of these rules.  A move
         from a player or any other outside source goes through :meth:`apply`."""
-        s = self.turn
         if self.hand_over:
-            raise IllegalMoveError("the hand is over", s, move)
-        if move is PASS:
-            self._do_pass(s)
-        elif move.mask & ~self.mover_mask or move.rules is not self.rules:  # type: ignore[union-attr]
-            raise IllegalMoveError("not a move the seat holds under these rules", s, move)
-        else:
-            self._do_play(s, move)  # type: ignore[arg-type]
+            raise IllegalMoveError("the hand is over", self.turn, move)
+        if move is not PASS and (
+            move.mask & ~self.mover_mask or move.rules is not self.rules  # type: ignore[union-attr]
+        ):
+            raise IllegalMoveError("not a move the seat holds under these rules", self.turn, move)
+        self._move(self.turn, move)
 
-    def _do_pass(self, s: int) -> None:
-        if self.trick is None:  # handing the lead on (no_lone_two_finish)
-            if self._recording:
-                self.history.append(Action(self.hand_no, s, PASS, True))
-            self._give_turn((s + 1) % self.players)
-            # docs/rules.md §4.10, §11.8: the next player "leads anything".  The opening
-            # card, if this was the opening lead, stays in the hand of the seat that handed
-            # the lead on, so requiring it would leave the new leader without a move.
-            self.must_include = None
-            return
-        if self._recording:
-            self.history.append(Action(self.hand_no, s, PASS, False))
-        if self.rules.pass_locks_out:  # docs/rules.md §4.3; _advance skips locked seats
-            self._locked |= 1 << s
-        self._advance(s)
-
-    def _do_play(self, s: int, combo: Combination) -> None:
-        m = combo.mask
-        self._masks[s] ^= m
-        self.counts[s] -= len(combo.cards)
-        self._sorted[s] = None
-        if self._recording:
-            self.history.append(Action(self.hand_no, s, combo, self.trick is None))
-        self.must_include = None
-        if self.rules.revolution and flips_order(self.rules, combo):
-            self.reversed = not self.reversed
-        self.trick = combo
-        self.last_player = s
-        if self.counts[s] == 0:
-            self._end_hand(s)
-        else:
-            self._advance(s)
-
-    def _advance(self, s: int) -> None:
+    def _move(self, s: int, move: Move) -> None:
+        """Seat ``s`` (the seat to move) makes ``move``, already known legal: the one state
+        transition, behind both :meth:`apply` and :meth:`apply_legal`.  One flat function,
+        as it runs at every move of every play-out of a search."""
         n = self.players
+        if move is PASS:
+            if self.trick is None:  # handing the lead on (no_lone_two_finish)
+                if self._recording:
+                    self.history.append(Action(self.hand_no, s, PASS, True))
+                # docs/rules.md §4.10, §11.8: the next player "leads anything".  The
+                # opening card, if this was the opening lead, stays in the hand of the seat
+                # that handed the lead on, so requiring it would leave the new leader
+                # without a move.
+                self.must_include = None
+                self._give_turn((s + 1) % n)
+                return
+            if self._recording:
+                self.history.append(Action(self.hand_no, s, PASS, False))
+            if self.rules.pass_locks_out:  # docs/rules.md §4.3; skipped below while locked
+                self._locked |= 1 << s
+        else:
+            combo: Combination = move  # type: ignore[assignment]
+            self._masks[s] ^= combo.mask
+            counts = self.counts
+            counts[s] -= len(combo.cards)
+            self._sorted[s] = None
+            if self._recording:
+                self.history.append(Action(self.hand_no, s, combo, self.trick is None))
+            self.must_include = None
+            if self.rules.revolution and flips_order(self.rules, combo):
+                self.reversed = not self.reversed
+            self.trick = combo
+            self.last_player = s
+            if counts[s] == 0:
+                self._end_hand(s)
+                return
+        # the turn passes on, skipping seats locked out of the trick
         last = self.last_player
         nxt = (s + 1) % n
         locked = self._locked
@@ -533,7 +533,7 @@ class Game:
             self.trick = None
             self._locked = 0
             self.first_trick = False
-        # _give_turn(nxt), inline: this runs after every move of every play-out
+        # _give_turn(nxt), inline
         self.turn = nxt
         self.mover_mask = self._masks[nxt]
         self.mover_combos = self._combos[nxt]
