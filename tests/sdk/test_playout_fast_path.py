@@ -91,3 +91,15 @@ def test_apply_legal_refuses_what_would_break_the_state_and_apply_still_checks()
         g.apply_legal(g.legal_moves()[0])
     with pytest.raises(IllegalMoveError, match="over"):
         g.apply_legal(PASS)
+
+
+@pytest.mark.parametrize("suit_order", ["DCHS", "CSHD", "CSDH"])
+def test_the_highest_and_lowest_card_are_the_parsed_ones(suit_order):
+    """``RuleSet.highest_card`` (read at every pusoy hand's end) is an index, not a parse:
+    the same card as the text names."""
+    from bigtwo.cards import Card
+
+    rules = RuleSet.preset("pusoy").replace(suit_order=suit_order)
+    assert rules.highest_card == Card("2" + suit_order[-1])
+    assert str(rules.highest_card) == "2" + suit_order[-1]
+    assert str(rules.lowest_card) == "3" + suit_order[0]
