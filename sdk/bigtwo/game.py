@@ -35,6 +35,8 @@ from .observation import Observation
 from .rules import RuleSet
 from .scoring import hand_scores, match_over, winning_team
 
+_ID_ORDER = [0, 1, 2, 3]  # Tables.suit_pos of the suit order DCHS, the card ids' own
+
 
 class IllegalMoveError(ValueError):
     """A move refused by the rules; ``reason`` says which rule (docs/rules.md §8)."""
@@ -327,9 +329,10 @@ class Game:
         """Seat's cards, weakest first."""
         cached = self._sorted[seat]
         if cached is None:
-            cached = tuple(
-                sorted(cards_from_mask(self._masks[seat]), key=self._t.strength.__getitem__)
-            )
+            cards = cards_from_mask(self._masks[seat])  # in id order
+            if self._t.suit_pos != _ID_ORDER:  # else id order is strength order: sorted
+                cards.sort(key=self._t.strength.__getitem__)
+            cached = tuple(cards)
             self._sorted[seat] = cached
         return cached
 

@@ -44,6 +44,9 @@ def check_same_play(rules: RuleSet, seed: int, before: int) -> None:
         assert len(g.history) == recorded + 1 and fast.history == []
         assert fast.results == g.results and fast.scores == g.scores
     assert fast.places() == g.places() and fast.penalty_totals == g.penalty_totals
+    strength = rules.tables.strength
+    for h in [*fast.hands, *(r for res in fast.results for r in res.remaining)]:
+        assert list(h) == sorted(h, key=strength.__getitem__)  # weakest first
 
 
 @settings(max_examples=60, deadline=None)
