@@ -10,7 +10,8 @@ At each real decision it
    deal that says otherwise is kept only now and then);
 2. plays every candidate move on that deal and the rest of the hand out on the engine
    itself (``Game.from_observation`` builds the deal's game from the observation,
-   ``Game.clone`` copies it for each candidate, ``Game.apply`` plays every move: every
+   ``Game.clone(history=False)`` copies it for each candidate, ``Game.apply`` plays the
+   candidate and ``Game.apply_legal`` the policies' moves, legal by construction: every
    option of docs/rules.md, with no copy of the rules here), each seat by a policy:
 
    - its own seat plays the heuristic bot's way (:class:`Planner`: the hand split into
