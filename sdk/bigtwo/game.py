@@ -485,7 +485,9 @@ class Game:
         if self.hand_over:
             raise IllegalMoveError("the hand is over", self.turn, move)
         if move is not PASS and (
-            move.mask & ~self.mover_mask or move.rules is not self.rules  # type: ignore[union-attr]
+            not isinstance(move, Combination)
+            or move.mask & ~self.mover_mask
+            or move.rules is not self.rules
         ):
             raise IllegalMoveError("not a move the seat holds under these rules", self.turn, move)
         self._move(self.turn, move)

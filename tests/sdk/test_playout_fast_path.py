@@ -86,6 +86,9 @@ def test_apply_legal_refuses_what_would_break_the_state_and_apply_still_checks()
     foreign = RuleSet.preset("pusoy").classify([g.hand(g.turn)[0]])
     with pytest.raises(IllegalMoveError):
         g.apply_legal(foreign)  # a combination of other rules
+    for junk in ("3D", [0], None):
+        with pytest.raises(IllegalMoveError):
+            g.apply_legal(junk)  # not PASS nor a combination: apply is the way for text
     with pytest.raises(IllegalMoveError):
         g.apply(PASS)  # the checked path still refuses a pass on the opening lead
     with pytest.raises(ValueError, match="no observation"):
