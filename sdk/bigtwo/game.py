@@ -35,6 +35,8 @@ from .observation import Observation
 from .rules import RuleSet
 from .scoring import hand_scores, match_over, winning_team
 
+_ID_ORDER = [0, 1, 2, 3]  # Tables.suit_pos of the suit order DCHS, the card ids' own
+
 
 class IllegalMoveError(ValueError):
     """A move refused by the rules; ``reason`` says which rule (docs/rules.md §8)."""
@@ -130,6 +132,7 @@ class Game:
         self.penalty_totals = [0] * self.players
         self.results: list[HandResult] = []
         self.history: list[Action] = []
+        self._recording = True  # False on a play-out copy (clone(history=False))
         self.match_over = False
         self._fresh_opening = False
         self._start_hand(hands, leader)
@@ -222,15 +225,30 @@ class Game:
             i += k
         return cls.from_observation(observation, hands, seed)
 
-    def clone(self) -> Game:
+    def clone(self, history: bool = True) -> Game:
         """An independent copy of the match as it stands (OpenSpiel's ``Clone``): moves
-        applied to one never change the other, and both play on identically."""
+        applied to one never change the other, and both play on identically.
+
+        ``history=False``: a *play-out copy*, for a search that plays many hands out from
+        one position.  It keeps no history: ``history`` is empty and the moves applied to
+        it are not recorded, which spares copying and growing the match's record at every
+        copy and move.  Everything else — the hands, the turn, the trick, legal moves,
+        results and scores — is kept and played exactly as on a full copy; having no
+        record of the hand's moves, it gives no :meth:`observation` (ValueError)."""
         twin = Game.__new__(Game)
-        twin.__dict__.update(self.__dict__)
+        # attribute by attribute, not ``twin.__dict__.update``: asking for ``__dict__``
+        # turns the instance's attributes into a plain dict, and every attribute read and
+        # write of the copy's play-out is then markedly slower (CPython 3.11+)
+        for name, value in vars(self).items():
+            setattr(twin, name, value)
         twin.scores = list(self.scores)
         twin.penalty_totals = list(self.penalty_totals)
         twin.results = list(self.results)
-        twin.history = list(self.history)
+        if history and self._recording:
+            twin.history = list(self.history)
+        else:
+            twin.history = []
+            twin._recording = False
         twin._masks = list(self._masks)
         twin.counts = list(self.counts)
         twin._combos = [c.copy() for c in self._combos]
@@ -311,9 +329,10 @@ class Game:
         """Seat's cards, weakest first."""
         cached = self._sorted[seat]
         if cached is None:
-            cached = tuple(
-                sorted(cards_from_mask(self._masks[seat]), key=self._t.strength.__getitem__)
-            )
+            cards = cards_from_mask(self._masks[seat])  # in id order
+            if self._t.suit_pos != _ID_ORDER:  # else id order is strength order: sorted
+                cards.sort(key=self._t.strength.__getitem__)
+            cached = tuple(cards)
             self._sorted[seat] = cached
         return cached
 
@@ -341,13 +360,18 @@ class Game:
 
     def observation(self, seat: int) -> Observation:
         """What ``seat`` may know, and nothing else (see :class:`Observation`)."""
+        if not self._recording:
+            raise ValueError(
+                "a play-out copy (clone(history=False)) keeps no history: it has no observation"
+            )
         return Observation.of(self, seat)
 
     # ----- legality (every rule in bigtwo.legality; the game is its Turn) ---------------
     def _give_turn(self, seat: int) -> None:
         """Make ``seat`` the seat to move.  Every change of turn goes through here, so
         ``mover_mask`` and ``mover_combos`` (what the rules read of the seat to move, kept as
-        attributes because they are read at every turn) always belong to ``turn``."""
+        attributes because they are read at every turn) always belong to ``turn``.
+        (:meth:`_move`, run at every move, sets the same three inline.)"""
         self.turn = seat
         self.mover_mask = self._masks[seat]
         self.mover_combos = self._combos[seat]
@@ -445,44 +469,66 @@ class Game:
         cards (``"3D 3C"``, a list of cards).  An illegal move raises
         :class:`IllegalMoveError` and leaves the state untouched."""
         checked = self._check(move)
-        s = self.turn
-        if checked is PASS:
-            self._do_pass(s)
-        else:
-            self._do_play(s, checked)  # type: ignore[arg-type]
+        self._move(self.turn, checked)
 
-    def _do_pass(self, s: int) -> None:
-        if self.trick is None:  # handing the lead on (no_lone_two_finish)
-            self.history.append(Action(self.hand_no, s, PASS, True))
-            self._give_turn((s + 1) % self.players)
-            # docs/rules.md §4.10, §11.8: the next player "leads anything".  The opening
-            # card, if this was the opening lead, stays in the hand of the seat that handed
-            # the lead on, so requiring it would leave the new leader without a move.
-            self.must_include = None
-            return
-        self.history.append(Action(self.hand_no, s, PASS, False))
-        if self.rules.pass_locks_out:  # docs/rules.md §4.3; _advance skips locked seats
-            self._locked |= 1 << s
-        self._advance(s)
+    def apply_legal(self, move: Move) -> None:
+        """Play ``move``, known to be legal now, without checking it again: the fast path
+        of a search's play-outs (see :meth:`clone` ``history=False``).  ``move`` is
+        :data:`PASS` or a combination of these rules, one of :meth:`legal_moves` — or one
+        that :meth:`validate` returned — for this very position.
 
-    def _do_play(self, s: int, combo: Combination) -> None:
-        m = combo.mask
-        self._masks[s] ^= m
-        self.counts[s] -= len(combo.cards)
-        self._sorted[s] = None
-        self.history.append(Action(self.hand_no, s, combo, self.trick is None))
-        self.must_include = None
-        if self.rules.revolution and flips_order(self.rules, combo):
-            self.reversed = not self.reversed
-        self.trick = combo
-        self.last_player = s
-        if self.counts[s] == 0:
-            self._end_hand(s)
-        else:
-            self._advance(s)
+        Only what keeps the state whole is checked (the hand is in play, the seat holds
+        the cards: IllegalMoveError); a move that breaks a rule of play (does not beat
+        the trick, leaves out the opening card, passes when passing is not allowed, ...)
+        is *not* refused, and what follows is no longer a game of these rules.  A move
+        from a player or any other outside source goes through :meth:`apply`."""
+        if self.hand_over:
+            raise IllegalMoveError("the hand is over", self.turn, move)
+        if move is not PASS and (
+            not isinstance(move, Combination)
+            or move.mask & ~self.mover_mask
+            or move.rules is not self.rules
+        ):
+            raise IllegalMoveError("not a move the seat holds under these rules", self.turn, move)
+        self._move(self.turn, move)
 
-    def _advance(self, s: int) -> None:
+    def _move(self, s: int, move: Move) -> None:
+        """Seat ``s`` (the seat to move) makes ``move``, already known legal: the one state
+        transition, behind both :meth:`apply` and :meth:`apply_legal`.  One flat function,
+        as it runs at every move of every play-out of a search."""
         n = self.players
+        if move is PASS:
+            if self.trick is None:  # handing the lead on (no_lone_two_finish)
+                if self._recording:
+                    self.history.append(Action(self.hand_no, s, PASS, True))
+                # docs/rules.md §4.10, §11.8: the next player "leads anything".  The
+                # opening card, if this was the opening lead, stays in the hand of the seat
+                # that handed the lead on, so requiring it would leave the new leader
+                # without a move.
+                self.must_include = None
+                self._give_turn((s + 1) % n)
+                return
+            if self._recording:
+                self.history.append(Action(self.hand_no, s, PASS, False))
+            if self.rules.pass_locks_out:  # docs/rules.md §4.3; skipped below while locked
+                self._locked |= 1 << s
+        else:
+            combo: Combination = move  # type: ignore[assignment]
+            self._masks[s] ^= combo.mask
+            counts = self.counts
+            counts[s] -= len(combo.cards)
+            self._sorted[s] = None
+            if self._recording:
+                self.history.append(Action(self.hand_no, s, combo, self.trick is None))
+            self.must_include = None
+            if self.rules.revolution and flips_order(self.rules, combo):
+                self.reversed = not self.reversed
+            self.trick = combo
+            self.last_player = s
+            if counts[s] == 0:
+                self._end_hand(s)
+                return
+        # the turn passes on, skipping seats locked out of the trick
         last = self.last_player
         nxt = (s + 1) % n
         locked = self._locked
@@ -492,7 +538,10 @@ class Game:
             self.trick = None
             self._locked = 0
             self.first_trick = False
-        self._give_turn(nxt)
+        # _give_turn(nxt), inline
+        self.turn = nxt
+        self.mover_mask = self._masks[nxt]
+        self.mover_combos = self._combos[nxt]
 
     def _end_hand(self, winner: int) -> None:
         n = self.players

@@ -20,6 +20,8 @@ from .combos import Combination, Tables
 from .jsontext import loads_bounded
 from .legality import beats
 
+_SUIT_ID = {suit: i for i, suit in enumerate("DCHS")}  # a card's id is 4 * rank + this
+
 
 class RulesError(ValueError):
     """An unknown option, a bad value or a contradictory mix; the message names it."""
@@ -184,12 +186,13 @@ class RuleSet:
     @property
     def lowest_card(self) -> Card:
         """The lowest card of the deck under this suit order (3♦ or 3♣)."""
-        return Card("3" + self.suit_order[0])
+        return CARDS[_SUIT_ID[self.suit_order[0]]]  # rank 3 is rank 0: card id = its suit's
 
     @property
     def highest_card(self) -> Card:
-        """The highest card of the deck under this suit order (2♠, 2♦ or 2♥)."""
-        return Card("2" + self.suit_order[-1])
+        """The highest card of the deck under this suit order (2♠, 2♦ or 2♥).  (Read at
+        every pusoy hand's end of every play-out: an index, not a parse.)"""
+        return CARDS[4 * 12 + _SUIT_ID[self.suit_order[-1]]]
 
     @property
     def hand_size(self) -> int:

@@ -10,7 +10,8 @@ At each real decision it
    deal that says otherwise is kept only now and then);
 2. plays every candidate move on that deal and the rest of the hand out on the engine
    itself (``Game.from_observation`` builds the deal's game from the observation,
-   ``Game.clone`` copies it for each candidate, ``Game.apply`` plays every move: every
+   ``Game.clone(history=False)`` copies it for each candidate, ``Game.apply`` plays the
+   candidate and ``Game.apply_legal`` the policies' moves, legal by construction: every
    option of docs/rules.md, with no copy of the rules here), each seat by a policy:
 
    - its own seat plays the heuristic bot's way (:class:`Planner`: the hand split into
@@ -126,7 +127,7 @@ class Sim:
         """The seat's weakest held combination of the trick's size that beats it."""
         hand = self.game.cards_mask(seat)
         size = len(trick.cards)
-        if size == 1 and not self.reversed:  # the commonest case, on masks
+        if size == 1 and not self.game.reversed:  # the commonest case, on masks
             above = hand & self.fast.stronger[trick.key]
             if not above:
                 return None
@@ -135,7 +136,7 @@ class Sim:
                 return self.fast.weakest(loose or above)
             return self.fast.weakest(above)
         group = self.group(seat, 3 if size == 5 else size - 1)
-        if self.reversed:
+        if self.game.reversed:
             tk = reversed_key(trick)
             best = None
             for c in group:
@@ -161,7 +162,7 @@ class Sim:
 
     def strongest_single(self, seat):
         singles = self.held(seat, 0)
-        if self.reversed:
+        if self.game.reversed:
             return max(singles, key=reversed_key)
         return singles[-1]
 
@@ -176,19 +177,19 @@ class Sim:
         """The default policy: lead the weakest single (the opening card when required),
         follow with the weakest play that beats the trick, pass only without one."""
         rules = self.rules
-        trick = self.trick
+        trick = self.game.trick
         if trick is None:
             if self.lone_two_blocks(seat):
                 return PASS
-            if self.must_include is not None:
-                return self.tables.classify((int(self.must_include),))
-            if rules.alert_rule and self.counts[(seat + 1) % self.n] == 1:
+            if self.game.must_include is not None:
+                return self.tables.classify((int(self.game.must_include),))
+            if rules.alert_rule and self.game.counts[(seat + 1) % self.n] == 1:
                 for index in (1, 2):
                     held = self.held(seat, index)
                     if held:
                         return held[0]
                 return self.strongest_single(seat)
-            if self.reversed:
+            if self.game.reversed:
                 return min(self.held(seat, 0), key=reversed_key)
             if seat == self.me and self.planner is not None:
                 return self.planned(seat)
@@ -206,16 +207,16 @@ class Sim:
                             return c
             return low
         size = len(trick.cards)
-        if size == 1 and rules.alert_rule and self.counts[(seat + 1) % self.n] == 1:
+        if size == 1 and rules.alert_rule and self.game.counts[(seat + 1) % self.n] == 1:
             top = self.strongest_single(seat)
-            if rules.beats(top, trick, self.reversed):
+            if rules.beats(top, trick, self.game.reversed):
                 return top
             play = None
-        elif seat == self.me and self.planner is not None and not self.reversed:
+        elif seat == self.me and self.planner is not None and not self.game.reversed:
             return self.planned(seat)
         elif self.kinds is not None and self.kinds[seat] == RANDOM:
             return self.at_random(seat)
-        elif self.kinds is not None and self.kinds[seat] and size < 5 and not self.reversed:
+        elif self.kinds is not None and self.kinds[seat] and size < 5 and not self.game.reversed:
             return self.in_units(seat)
         else:
             play = self.weakest_beating(seat, trick)
@@ -227,10 +228,13 @@ class Sim:
 
     def danger(self, seat):
         """The fewest cards an opponent of ``seat`` holds (partners are none under teams)."""
-        n = self.n
+        counts = self.game.counts
         if self.rules.teams:
-            return min(self.counts[(seat + 1) % n], self.counts[(seat + 3) % n])
-        return min(c for s, c in enumerate(self.counts) if s != seat)
+            return min(counts[(seat + 1) % self.n], counts[(seat + 3) % self.n])
+        low = min(counts)
+        if counts[seat] != low:  # the commonest case: the seat itself is not the fewest
+            return low
+        return min(counts[:seat] + counts[seat + 1 :])
 
     def is_boss(self, seat, combo):
         """No opponent of ``seat`` holds a play of the same size that beats ``combo``."""
@@ -261,7 +265,7 @@ class Sim:
         is a planned five-card hand, triple, pair or single; top cards are held back)."""
         units = self.planner.units(self.game.cards_mask(seat))
         danger = self.danger(seat)
-        trick = self.trick
+        trick = self.game.trick
         if trick is None:
             bosses = [u for u in units if self.is_boss(seat, u[2])]
             if bosses and len(units) - len(bosses) <= 1:  # they cannot stop me going out
@@ -280,7 +284,7 @@ class Sim:
             return pool[0][2]
         size = len(trick.cards)
         key = trick.key
-        mine = self.counts[seat]
+        mine = self.game.counts[seat]
         if danger == 1 and size == 1:  # stop a last card going out
             top = self.strongest_single(seat)
             return top if top.key > key else self.policy_pass(seat)
@@ -305,9 +309,9 @@ class Sim:
         aces and 2s, follows with a rank it holds exactly as many of as the trick needs,
         and breaks a set only near the end.  Five-card hands: the default policy."""
         hand = self.game.cards_mask(seat)
-        trick = self.trick
+        trick = self.game.trick
         danger = self.danger(seat)
-        cards = self.counts[seat]
+        cards = self.game.counts[seat]
         triples = self.rules.allow_triples
         if trick is None:
             best = None
@@ -343,28 +347,28 @@ class Sim:
         """Another seat that plays a uniformly random legal move (the random sample bot;
         a beginner): any combination it holds to lead, any that beats the trick or a pass
         to follow."""
-        trick = self.trick
+        trick = self.game.trick
         if trick is None:
             options = [c for index in (0, 1, 2, 3) for c in self.held(seat, index)]
             return self.rng.choice(options)
         size = len(trick.cards)
         held = self.held(seat, 3 if size == 5 else size - 1)
-        if self.reversed:
+        if self.game.reversed:
             key = reversed_key(trick)
             options = [c for c in held if reversed_key(c) > key]
         else:
             options = [c for c in held if c.key > trick.key]
         if size < 5 and self.rules.bombs == "anywhere":
             options += self.bombs(seat)
-        if not (options and self.first_trick and self.rules.no_pass_first_trick):
+        if not (options and self.game.first_trick and self.rules.no_pass_first_trick):
             options.append(PASS)
         return self.rng.choice(options)
 
     def policy_pass(self, seat, play=None):
         """A pass, unless the first trick forbids one (then ``play``, or any play)."""
-        if self.first_trick and self.rules.no_pass_first_trick:
-            play = play or self.weakest_beating(seat, self.trick)
-            if play is None and self.rules.bombs == "anywhere" and len(self.trick.cards) < 5:
+        if self.game.first_trick and self.rules.no_pass_first_trick:
+            play = play or self.weakest_beating(seat, self.game.trick)
+            if play is None and self.rules.bombs == "anywhere" and len(self.game.trick.cards) < 5:
                 bombs = self.bombs(seat)
                 play = bombs[0] if bombs else None
             if play is not None:
@@ -390,11 +394,16 @@ class Sim:
         return game.winner if game.hand_over else None
 
     def play_out(self):
-        """Play the hand to its end with the default policy; the winner."""
-        while True:
-            winner = self.apply(self.policy(self.turn))
-            if winner is not None:
-                return winner
+        """Play the hand to its end with the default policy; the winner.  Every move is
+        the policies' own, legal by construction (tests/e2e/test_expert.py checks them
+        against ``legal_moves()``), so the engine plays it without checking it again
+        (``Game.apply_legal``); the candidate move before it went through ``apply``."""
+        game = self.game
+        apply = game.apply_legal
+        policy = self.policy
+        while not game.hand_over:
+            apply(policy(game.turn))
+        return game.winner
 
 
 # a unit's size counts as this many ranks lower when choosing what to lead (as the
@@ -833,7 +842,7 @@ class Search:
         """The rule set's score of this seat after ``move`` and a play-out by the policies
         on a copy of the deal's game ``world`` (``masks``: the deal's cards; ``groups``:
         their combinations, shared by the candidates)."""
-        sim = Sim(world.clone(), masks, groups, self.fast)
+        sim = Sim(world.clone(history=False), masks, groups, self.fast)
         sim.me = self.me
         sim.planner = self.planner
         sim.kinds = self.kinds
