@@ -106,13 +106,47 @@ async def engine_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     return await loop.run_in_executor(ENGINE_CALLS, functools.partial(fn, *args, **kwargs))
 
 
-def _remove_labelled(client: Any, labels: dict[str, str]) -> None:
-    """Remove the containers carrying all of ``labels`` (one seat's start in one match)."""
-    with contextlib.suppress(Exception):
-        wanted = [f"{k}={v}" for k, v in labels.items()]
-        for c in client.api.containers(all=True, filters={"label": wanted}):
-            with contextlib.suppress(Exception):
-                client.api.remove_container(c["Id"], force=True)
+def _remove_labelled(client: Any, labels: dict[str, str], settle_s: float = 0.0) -> None:
+    """Remove the containers carrying all of ``labels`` (one seat's start in one match),
+    in an engine thread, until a listing finds none left — and none for ``settle_s``
+    seconds more.
+
+    A loaded engine is slow, not absent: a forced removal can outlast the client's
+    timeout, and a create whose reply timed out can still finish a moment later (seen in
+    the parallel suite: four containers left behind by one cut-off start).  So a removal
+    that fails is tried again, and after a failed create the labels are looked at again
+    until the engine has had time to finish what it was asked."""
+    import time
+
+    wanted = [f"{k}={v}" for k, v in labels.items()]
+    deadline = time.monotonic() + max(settle_s, 0.0)
+    for attempt in range(12):
+        try:
+            left = client.api.containers(all=True, filters={"label": wanted})
+            failed = False
+            for c in left:
+                try:
+                    client.api.remove_container(c["Id"], force=True)
+                except Exception as exc:  # gone meanwhile is done; anything else: again
+                    failed = failed or getattr(exc, "status_code", None) != 404
+        except Exception:
+            left, failed = [], True
+        if not left and not failed and time.monotonic() >= deadline:
+            return
+        time.sleep(min(1.0 + attempt, 5.0))
+
+
+CREATE_SETTLE_S = 30.0
+"""After a create that failed (its reply lost or timed out), how long the seat's labels are
+watched for a container the engine finishes making all the same."""
+
+
+def _reply_lost(exc: BaseException) -> bool:
+    """Whether a failed engine call may still take effect: its reply timed out or its
+    connection broke (the engine may be working on it), not an answer that refused it."""
+    import requests
+
+    return isinstance(exc, requests.exceptions.Timeout | requests.exceptions.ConnectionError)
 
 
 class _Handover:
@@ -295,18 +329,19 @@ class DockerSandbox(Sandbox):
         def create_and_start() -> Any:
             try:
                 container = self.client.containers.create(self.images[bot], **opts)
-            except BaseException:  # the engine may have made it all the same (a lost reply)
-                _remove_labelled(self.client, labels)
+            except BaseException as exc:  # the engine may have made it all the same
+                if _reply_lost(exc):  # watched in the background: the error goes on now
+                    ENGINE_CALLS.submit(_remove_labelled, self.client, labels, CREATE_SETTLE_S)
+                else:
+                    _remove_labelled(self.client, labels)
                 raise
             try:
                 container.start()
             except BaseException:
-                with contextlib.suppress(Exception):
-                    container.remove(force=True)
+                _remove_labelled(self.client, labels)
                 raise
             if not handover.deliver(container):  # its caller gave up meanwhile
-                with contextlib.suppress(Exception):
-                    container.remove(force=True)
+                _remove_labelled(self.client, labels)
             return container
 
         async def started() -> Any:
@@ -315,7 +350,7 @@ class DockerSandbox(Sandbox):
             except asyncio.CancelledError:
                 made = handover.abandon()
                 if made is not None:  # handed over just as its caller gave up
-                    ENGINE_CALLS.submit(functools.partial(made.remove, force=True))
+                    ENGINE_CALLS.submit(_remove_labelled, self.client, labels)
                 raise
 
         return DockerHandle(await started(), self.keep_output)
