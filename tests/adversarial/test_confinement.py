@@ -240,7 +240,10 @@ async def test_cpu_hog_neighbour_costs_honest_bots_no_move(backend, tmp_path):
         if e.get("type") == "turn" and e["seat"] != 0 and not e.get("by_referee")
     )
     print(f"\n{backend}: hog held {said.group(1)} CPUs; slowest honest move {slowest:.0f} ms")
-    assert float(said.group(1)) >= 0.5  # the neighbour really was busy
+    # the neighbour really was busy all hand: on a quiet machine it holds about 1.5 CPUs;
+    # beside another arena's ladder, 0.2–0.3 — one seat's fair share among the machine's
+    # busy control groups, which is the sandbox doing its job (0.5 failed there)
+    assert float(said.group(1)) >= 0.15
     for seat in result.seats[1:]:
         assert seat.faults == () and not seat.forfeit, seat
     assert replay(record).complete
