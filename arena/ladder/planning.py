@@ -128,6 +128,13 @@ def _add(session: Session, ladder: Ladder, key: str, group: list[int], order: in
     return 1
 
 
+SMALL_FIELD_AHEAD = 500
+"""How many matches of a small field's rounds are planned at once: the next rounds, up to
+about this many matches (whole rounds), then the rest as those are played.  All at once,
+`ladder run --rounds 100000` on four bots stored 100,000 matches before its first one
+played (minutes of silence); the matches and their keys are the same either way."""
+
+
 def plan(
     session: Session, ladder: Ladder, rounds: int, ratings: RatingSource = planning_ratings
 ) -> int:
@@ -139,8 +146,8 @@ def plan(
       (a killed ladder resumes with them; nothing is planned twice).
     - Then the next round, from :func:`~arena.ladder.schedule.plan_round` and the field's
       standings (``ratings``: the current fit, read only for a large field).  A small
-      field's round is every group, whatever the standings, so its remaining rounds are
-      all planned at once, as before rounds were planned one by one: the rounds of one
+      field's round is every group, whatever the standings, so its next rounds are
+      planned together, up to about ``SMALL_FIELD_AHEAD`` matches: the rounds of one
       table are then played as one batch (``running.batches``).
     - An entrant seated in nothing yet (a new bot or version) that no round planned now
       seats gets :func:`~arena.ladder.schedule.placement_groups` at once, in the current
@@ -188,4 +195,6 @@ def plan(
         if not small:
             break  # the next round is planned from this one's results
         next_round += 1
+        if added >= SMALL_FIELD_AHEAD:
+            break  # the rest when these are played (`ladder run` plans again then)
     return added

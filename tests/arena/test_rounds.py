@@ -158,6 +158,38 @@ def test_small_fields_keep_every_group_each_round(tmp_path):
         assert groups == list(itertools.combinations(range(1, 7), 4))
 
 
+def test_a_small_field_plans_a_bounded_number_of_rounds_ahead(tmp_path, monkeypatch):
+    """A small field's rounds are planned some hundreds of matches at a time (here 10), the
+    next ones once those are played, to the total asked — the same matches, keys and deals
+    as planning them all at once.  (`ladder run --rounds 100000` on four bots stored all
+    100,000 matches before the first played: minutes of silence.)"""
+    from arena.ladder import planning
+
+    def planned(folder, ahead):
+        monkeypatch.setattr(planning, "SMALL_FIELD_AHEAD", ahead)
+        db = str(tmp_path / folder / "l.db")
+        (tmp_path / folder).mkdir()
+        engine = queries.connect(db)
+        queries.ensure_ladder(engine, "big", {"preset": "hk"}, SETTINGS, db)
+        enter(engine, 5)  # five groups of four a round
+        steps = []
+        while True:
+            pending, _ = queries.plan_ladder(engine, "big", 7)
+            if not pending:
+                break
+            steps.append(pending)
+            fake_finish(engine, collections.defaultdict(float), random.Random(1))
+        with Session(engine) as s:
+            got = sorted(s.execute(select(Match.key, Match.round, Match.deal_seeds)).all())
+        engine.dispose()
+        return steps, got
+
+    steps, chunked = planned("chunked", 10)
+    assert steps == [10, 10, 10, 5]  # whole rounds of 5, about 10 matches at a time
+    everything, at_once = planned("at-once", 10_000)
+    assert everything == [35] and chunked == at_once
+
+
 def old_ladder(tmp_path):
     """A copy of the database the older planner made (data/make_old_ladder.py), its bots
     pointed at this checkout's sample bots."""
