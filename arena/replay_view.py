@@ -12,7 +12,7 @@ the record before anything was drawn."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -23,7 +23,7 @@ from rich.text import Text
 from bigtwo import PRESETS, Game, RuleSet
 
 from .demo import DemoPrinter, standings_table
-from .record import Replay, replay
+from .record import Replay, replay, replay_events
 from .text import printable
 
 STEP_PROMPT = "Enter next move · n next hand · c to the end · q quit · ? help › "
@@ -98,13 +98,13 @@ class ReplayView:
     def __init__(
         self,
         console: Console,
-        path: Path,
+        name: str,
         step: bool = False,
         read_line: Callable[[], str] = sys.stdin.readline,
         echoes: bool | None = None,
     ) -> None:
         self.console = console
-        self.path = path
+        self.name = name  # the record's, as shown: a file's path or "ladder 'x' match 42"
         self.read_line = read_line
         # a terminal echoes the Enter that ends an answer; piped input does not
         self.echoes = sys.stdin.isatty() if echoes is None else echoes
@@ -155,7 +155,7 @@ class ReplayView:
             Text.assemble(
                 ("Match ", "bold"),
                 (printable(header.get("match_id", "?"), 40), "bold"),
-                f"  (record {printable(self.path, 200)})",
+                f"  (record {printable(self.name, 200)})",
             )
         )
         deals = (
@@ -285,22 +285,30 @@ def _when(stamp: Any) -> str | None:
 
 
 def show_replay(
-    path: Path,
+    path: Path | str,
     console: Console,
     step: bool = False,
     quiet: bool = False,
     read_line: Callable[[], str] = sys.stdin.readline,
+    events: Iterable[tuple[int, dict[str, Any]]] | None = None,
 ) -> Replay | None:
     """Replay ``path`` through the engine, drawing it (unless ``quiet``), and end with one
     line saying what was checked.  Returns the replay, or None when the person stepping
     stopped it (what was checked until then is reported).
 
+    ``events``: the record already read (a ladder's, from its database), ``path`` then
+    only its name in what is shown and in errors.
+
     Raises :class:`arena.record.RecordError` at the first disagreement; KeyboardInterrupt
     passes through."""
-    view = ReplayView(console, path, step=step, read_line=read_line)
     name = printable(path, 200)
+    view = ReplayView(console, name, step=step, read_line=read_line)
+    on_event = None if quiet else view
     try:
-        rep = replay(path, on_event=None if quiet else view)
+        if events is None:
+            rep = replay(Path(path), on_event=on_event)
+        else:
+            rep = replay_events(events, name, on_event=on_event)
     except StopReplay as stop:
         console.print(
             Text(

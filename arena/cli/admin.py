@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
-import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -323,23 +320,14 @@ def ladder_plot(
 
 
 # ----- arena replay MATCH_ID ---------------------------------------------------------------
-class NamedRecord(os.PathLike):
-    """A record file that ``arena replay`` names as the ladder match it is (its messages
-    say ``ladder 'x' match 42:57``, not a temporary file's path)."""
+def ladder_record(
+    db: str, match_id: int, ladder: str | None
+) -> tuple[Iterator[tuple[int, dict[str, Any]]], str]:
+    """A ladder match's kept record for ``arena replay``: its events, read from the
+    database with a record file's bounds, and the name it goes by (``ladder 'x' match 42``,
+    in what is shown and in errors — never a temporary file's path)."""
+    from bigtwo.record import read_text_events
 
-    def __init__(self, path: Path, label: str) -> None:
-        self.path, self.label = path, label
-
-    def __fspath__(self) -> str:
-        return str(self.path)
-
-    def __str__(self) -> str:
-        return self.label
-
-
-@contextmanager
-def ladder_record(db: str, match_id: int, ladder: str | None) -> Iterator[NamedRecord]:
-    """A ladder match's kept record as a file for ``arena replay`` (removed afterwards)."""
     from ..ladder import queries
 
     engine = open_db(db, RUN_MAKES_ONE)
@@ -348,10 +336,6 @@ def ladder_record(db: str, match_id: int, ladder: str | None) -> Iterator[NamedR
             data, label = queries.match_record(engine, match_id, ladder, db)
     finally:
         engine.dispose()
-    fd, tmp = tempfile.mkstemp(prefix=f"ladder-match-{match_id}-", suffix=".jsonl")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        yield NamedRecord(Path(tmp), printable(label, 120))
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    name = printable(label, 120)
+    # the arena wrote it as UTF-8 JSON; a damaged byte fails the check at its line
+    return read_text_events(data.decode("utf-8", errors="replace"), name), name

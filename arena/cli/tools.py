@@ -69,8 +69,8 @@ def replay(
         if record_file.isdigit() and (db is not None or not Path(record_file).exists()):
             from .admin import ladder_record
 
-            with ladder_record(db or "arena.db", int(record_file), ladder) as path:
-                show_replay(path, console, step=step, quiet=quiet)  # type: ignore[arg-type]
+            events, name = ladder_record(db or "arena.db", int(record_file), ladder)
+            show_replay(name, console, step=step, quiet=quiet, events=events)
         else:
             if db is not None or ladder is not None:
                 raise _fail("--db and --ladder go with a ladder match id, not a record file")

@@ -88,6 +88,14 @@ def read_events(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise RecordError(f"{path}: not a text file") from None
 
 
+def read_text_events(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The events of a record held in memory (a ladder keeps its records in its database),
+    read with :func:`read_events`' bounds; ``where`` names it in errors."""
+    import io
+
+    yield from parse_lines(_bounded_lines(io.StringIO(text), where), where)
+
+
 def _bounded_lines(f: IO[str], where: str) -> Iterator[str]:
     """A file's lines, none read whole past ``MAX_LINE_CHARS`` (a line without end is not
     held in memory whole)."""
